@@ -1,0 +1,112 @@
+"""Shared pieces of the command line: option parsers, model options, output helpers."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, Iterable
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import ParameterError
+from ..model import ModelParams
+
+console = Console(stderr=True)
+"""Progress bars and human-readable reports go to stderr; ``--json`` output alone goes to stdout."""
+
+
+def parse_matrix(name: str, text: str) -> list[list[float]]:
+    """``"0.6,0.4;0.4,0.6"`` -> ``[[0.6, 0.4], [0.4, 0.6]]`` (rows separated by ';')."""
+    try:
+        rows = [[float(v) for v in row.split(",")] for row in text.strip().split(";") if row.strip()]
+    except ValueError:
+        raise ParameterError(name, "rows of comma-separated numbers separated by ';' "
+                             "(e.g. \"0.6,0.4;0.4,0.6\")", text) from None
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise ParameterError(name, "a rectangular matrix \"a,b;c,d\"", text)
+    return rows
+
+
+def parse_linspace(name: str, text: str) -> np.ndarray:
+    """``"START:STOP:NUM"`` -> ``np.linspace(START, STOP, NUM)``; a single number gives one point."""
+    parts = text.split(":")
+    try:
+        if len(parts) == 1:
+            return np.array([float(parts[0])])
+        if len(parts) != 3:
+            raise ValueError
+        start, stop, num = float(parts[0]), float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ParameterError(name, "START:STOP:NUM (e.g. 0.1:2:20) or a single number", text) from None
+    if num < 1 or not (math.isfinite(start) and math.isfinite(stop)):
+        raise ParameterError(name, "START:STOP:NUM with finite bounds and NUM >= 1", text)
+    return np.linspace(start, stop, num)
+
+
+def parse_list(name: str, text: str, allowed: Iterable[str] | None = None) -> list[str]:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if allowed is not None:
+        allowed = list(allowed)
+        bad = [s for s in items if s not in allowed]
+        if bad or not items:
+            raise ParameterError(name, f"a comma-separated subset of {{{', '.join(allowed)}}}", text)
+    return items
+
+
+def model_params(L: int, r: int, sigma: float, lam: float, omega: float, A: str | None,
+                 r_star: int = 1) -> ModelParams:
+    """Build validated :class:`ModelParams` from CLI options (``A`` as ``"a,b;c,d"``)."""
+    kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega)
+    if A is not None:
+        kw["A"] = parse_matrix("A", A)
+    elif L != 2:
+        kw["A"] = [[1.0 / L] * L for _ in range(L)]
+    return ModelParams(**kw)
+
+
+# Reusable Typer option declarations (paper defaults, MODEL.md §1-§4).
+OmegaOpt = typer.Option(0.3, "--omega", help="Weight ω of the positional teacher, in [0, 1].")
+SigmaOpt = typer.Option(0.5, "--sigma", help="Token standard deviation σ > 0.")
+LamOpt = typer.Option(0.01, "--lam", help="Ridge strength λ >= 0.")
+AOpt = typer.Option(None, "--A", help="Positional teacher attention, rows ';'-separated "
+                    "(default \"0.6,0.4;0.4,0.6\" for L=2, uniform otherwise).")
+LOpt = typer.Option(2, "--L", help="Sequence length L >= 2.")
+ROpt = typer.Option(1, "--r", help="Student rank r >= 1.")
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively turn numpy / JAX scalars and arrays into plain Python for ``json.dumps``."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else (1e308 if obj > 0 else -1e308)
+    return obj
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def print_table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """A rich table on stdout (human-readable default output)."""
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c, justify="right")
+    for row in rows:
+        table.add_row(*[_fmt(v) for v in row])
+    Console().print(table)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.6g}"
+    return str(v)

@@ -1,0 +1,3 @@
+"""Placeholder: filled in by its issue."""
+
+from . import app  # noqa: F401

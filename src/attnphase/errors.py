@@ -1,0 +1,47 @@
+"""Errors raised on bad input. Each message is one line naming the parameter and its allowed range."""
+
+from __future__ import annotations
+
+
+class ParameterError(ValueError):
+    """A parameter is outside its allowed range (message: ``name: allowed range, got value``)."""
+
+    def __init__(self, name: str, allowed: str, got: object):
+        self.name, self.allowed, self.got = name, allowed, got
+        super().__init__(f"{name} must be {allowed}, got {got!r}")
+
+
+class NotConvergedError(RuntimeError):
+    """A solver stopped without meeting its tolerance and the caller asked for a hard failure."""
+
+
+def check_finite(name: str, value: float) -> float:
+    v = float(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ParameterError(name, "a finite number", value)
+    return v
+
+
+def check_range(name: str, value: float, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    """Validate ``lo (<|<=) value (<|<=) hi``; returns ``float(value)``."""
+    v = check_finite(name, value)
+    left = "" if lo is None else (f"> {lo:g}" if lo_open else f">= {lo:g}")
+    right = "" if hi is None else (f"< {hi:g}" if hi_open else f"<= {hi:g}")
+    if lo is not None and hi is not None:
+        allowed = f"in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    else:
+        allowed = left or right or "finite"
+    bad = (lo is not None and (v <= lo if lo_open else v < lo)) or (
+        hi is not None and (v >= hi if hi_open else v > hi))
+    if bad:
+        raise ParameterError(name, allowed, value)
+    return v
+
+
+def check_int(name: str, value: int, lo: int) -> int:
+    if isinstance(value, bool) or int(value) != value:
+        raise ParameterError(name, f"an integer >= {lo}", value)
+    if int(value) < lo:
+        raise ParameterError(name, f"an integer >= {lo}", value)
+    return int(value)

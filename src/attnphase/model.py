@@ -1,0 +1,188 @@
+"""The teacher and the student of MODEL.md §1–§3, as pure JAX functions over validated parameters.
+
+Conventions: a sample is an ``(L, d)`` array of tokens (rows ``x_l``); batches carry leading axes.
+The student weights ``Q`` are ``(d, r)``, the teacher ``Q_star`` is ``(d, r_star)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .errors import ParameterError, check_int, check_range
+
+PAPER_A = ((0.6, 0.4), (0.4, 0.6))
+ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
+
+
+def _as_matrix(name: str, value: Any, shape: tuple[int, int] | None = None) -> tuple[tuple[float, ...], ...]:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(name, "a numeric matrix", value) from None
+    if arr.ndim != 2 or (shape is not None and arr.shape != shape):
+        want = f"{shape[0]}x{shape[1]}" if shape else "2-D"
+        raise ParameterError(name, f"a {want} matrix", f"shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(name, "a matrix of finite entries", arr.tolist())
+    return tuple(tuple(float(v) for v in row) for row in arr)
+
+
+def default_P(L: int) -> tuple[tuple[float, ...], ...]:
+    """Positional-encoding coefficients (MODEL.md §2): the paper's ``P = (1, -1)ᵀ`` for L = 2, else ``I_L``."""
+    if L == 2:
+        return ((1.0,), (-1.0,))
+    return tuple(tuple(1.0 if i == j else 0.0 for j in range(L)) for i in range(L))
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """Parameters of the teacher and the student that do not depend on the dimension d (MODEL.md §1–§2).
+
+    L: sequence length (>= 2).  r: student rank (>= 1).  r_star: teacher rank (>= 1).
+    sigma: token standard deviation (> 0).  lam: ridge strength lambda (>= 0).
+    omega: weight of the positional part of the teacher, in [0, 1].
+    A: the teacher's fixed positional attention, L x L, non-negative, rows summing to 1.
+    P: L x k coefficients of the positional encodings ``p_l = sum_j P_lj u_j`` (default: ``default_P(L)``).
+    """
+
+    L: int = 2
+    r: int = 1
+    r_star: int = 1
+    sigma: float = 0.5
+    lam: float = 0.01
+    omega: float = 0.3
+    A: tuple[tuple[float, ...], ...] = PAPER_A
+    P: tuple[tuple[float, ...], ...] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        L = check_int("L", self.L, 2)
+        object.__setattr__(self, "L", L)
+        object.__setattr__(self, "r", check_int("r", self.r, 1))
+        object.__setattr__(self, "r_star", check_int("r_star", self.r_star, 1))
+        object.__setattr__(self, "sigma", check_range("sigma", self.sigma, lo=0.0, lo_open=True))
+        object.__setattr__(self, "lam", check_range("lam", self.lam, lo=0.0))
+        object.__setattr__(self, "omega", check_range("omega", self.omega, lo=0.0, hi=1.0))
+        A = _as_matrix("A", self.A, (L, L))
+        arr = np.asarray(A)
+        if np.any(arr < 0) or not np.allclose(arr.sum(axis=1), 1.0, atol=1e-9):
+            raise ParameterError("A", "a non-negative row-stochastic matrix (rows sum to 1)", arr.tolist())
+        object.__setattr__(self, "A", A)
+        P = default_P(L) if self.P is None else self.P
+        P = _as_matrix("P", P)
+        if len(P) != L:
+            raise ParameterError("P", f"an {L}xk matrix (one row per position)", f"{len(P)} rows")
+        object.__setattr__(self, "P", P)
+
+    @property
+    def k(self) -> int:
+        """Number of positional directions ``u_j``."""
+        return len(self.P[0])
+
+    @property
+    def A_array(self) -> np.ndarray:
+        return np.asarray(self.A, dtype=float)
+
+    @property
+    def P_array(self) -> np.ndarray:
+        return np.asarray(self.P, dtype=float)
+
+    def replace(self, **changes: Any) -> "ModelParams":
+        return ModelParams(**{**asdict(self), **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["A"] = [list(row) for row in self.A]
+        d["P"] = [list(row) for row in self.P]
+        return d
+
+
+# ---------------------------------------------------------------------------------------------------
+# Attention maps (MODEL.md §1, §2)
+
+
+def softmax_attention(h: jax.Array) -> jax.Array:
+    """Row-wise ``softmax(h hᵀ)`` for pre-activations ``h`` of shape ``(..., L, r)`` -> ``(..., L, L)``."""
+    return jax.nn.softmax(jnp.einsum("...lr,...kr->...lk", h, h), axis=-1)
+
+
+def teacher_attention(h_star: jax.Array, omega: float, A: jax.Array) -> jax.Array:
+    """``T = (1 - ω) softmax(h* h*ᵀ) + ω A`` (MODEL.md §1)."""
+    return (1.0 - omega) * softmax_attention(h_star) + omega * jnp.asarray(A, dtype=h_star.dtype)
+
+
+def positional_directions(d: int, k: int, dtype=jnp.float32) -> jax.Array:
+    """Fixed orthonormal directions ``u_1..u_k`` in R^d as rows of a ``(k, d)`` array.
+
+    ``u_1 = 1_d/√d`` (the paper's); further directions are the DCT-II basis vectors, orthonormal to it.
+    """
+    check_int("d", d, max(k, 1))
+    i = jnp.arange(d, dtype=dtype)
+    rows = [jnp.full((d,), 1.0 / math.sqrt(d), dtype=dtype)]
+    for j in range(1, k):
+        rows.append(math.sqrt(2.0 / d) * jnp.cos(math.pi * j * (i + 0.5) / d))
+    return jnp.stack(rows)
+
+
+def positional_encodings(params: ModelParams, d: int, dtype=jnp.float32) -> jax.Array:
+    """``p_l = Σ_j P_lj u_j`` as an ``(L, d)`` array (MODEL.md §2; paper: ``p_1 = -p_2 = 1_d/√d``)."""
+    u = positional_directions(d, params.k, dtype)
+    return jnp.asarray(params.P_array, dtype=dtype) @ u
+
+
+def teacher_preactivations(Q_star: jax.Array, x: jax.Array) -> jax.Array:
+    """``h*_l = Q*ᵀ x_l / √d``: ``(..., L, d)`` tokens -> ``(..., L, r_star)``."""
+    return x @ Q_star / math.sqrt(x.shape[-1])
+
+
+def teacher_labels(Q_star: jax.Array, x: jax.Array, omega: float, A: jax.Array) -> jax.Array:
+    """``y = T(x) x`` (MODEL.md §1): the teacher mixes the tokens' contents (no positional encodings)."""
+    return teacher_attention(teacher_preactivations(Q_star, x), omega, A) @ x
+
+
+def student_preactivations(Q: jax.Array, x: jax.Array, p: jax.Array) -> jax.Array:
+    """``h_l = Qᵀ (x_l + p_l) / √d`` -> ``(..., L, r)`` (MODEL.md §2)."""
+    return (x + p) @ Q / math.sqrt(x.shape[-1])
+
+
+def student_output(Q: jax.Array, x: jax.Array, p: jax.Array) -> jax.Array:
+    """``f_Q(x) = softmax(h hᵀ) (x + p)`` (MODEL.md §2)."""
+    return softmax_attention(student_preactivations(Q, x, p)) @ (x + p)
+
+
+def sample_loss(Q: jax.Array, x: jax.Array, y: jax.Array, p: jax.Array) -> jax.Array:
+    """``ℓ = ‖y − f_Q(x)‖² / (2d)`` per sample: ``(..., L, d)`` -> ``(...)`` (MODEL.md §2)."""
+    diff = y - student_output(Q, x, p)
+    return jnp.sum(diff * diff, axis=(-2, -1)) / (2.0 * x.shape[-1])
+
+
+def empirical_risk(Q: jax.Array, X: jax.Array, Y: jax.Array, p: jax.Array, lam: float) -> jax.Array:
+    """``R(Q) = Σ_μ ℓ_μ + (λ/2) ‖Q‖_F²`` (MODEL.md §2)."""
+    return jnp.sum(sample_loss(Q, X, Y, p)) + 0.5 * lam * jnp.sum(Q * Q)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Order parameters (MODEL.md §3)
+
+
+def order_parameters(Q: jax.Array, Q_star: jax.Array, u: jax.Array, sigma: float) -> dict[str, jax.Array]:
+    """Overlaps of MODEL.md §3 for ``Q (d, r)``, ``Q* (d, r*)``, directions ``u (k, d)``.
+
+    ``m = u·Q/√d`` (k x r), ``theta = σ² Q*ᵀQ/d`` (r* x r), ``q = σ² QᵀQ/d`` (r x r),
+    ``rho = σ² Q*ᵀQ*/d``. For r = r* = k = 1 the entries are returned as scalars.
+    """
+    d = Q.shape[0]
+    out = {
+        "m": u @ Q / math.sqrt(d),
+        "theta": sigma**2 * Q_star.T @ Q / d,
+        "q": sigma**2 * Q.T @ Q / d,
+        "rho": sigma**2 * Q_star.T @ Q_star / d,
+    }
+    if Q.shape[1] == 1 and Q_star.shape[1] == 1 and u.shape[0] == 1:
+        out = {k: v[0, 0] for k, v in out.items()}
+    return out
