@@ -8,3 +8,4 @@ from . import app
 theory_app = typer.Typer(help="Asymptotic theory (d -> infinity): fixed points, curves, transitions.",
                          no_args_is_help=True)
 app.add_typer(theory_app, name="theory")
+from . import theory_point_cmd  # noqa

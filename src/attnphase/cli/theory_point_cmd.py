@@ -1,0 +1,69 @@
+"""``attnphase theory point`` and ``attnphase theory curve``: fixed points of MODEL.md §6."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import ParameterError
+from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, console, emit_json, model_params, parse_linspace, \
+    parse_list, print_table
+from .theory_cmd import theory_app
+
+_KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
+         "iterations", "residual", "status", "stability", "stable", "nodes"]
+
+
+@theory_app.command("point")
+def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α = n/d > 0."),
+          omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+          branch: str = typer.Option("semantic", "--branch",
+                                     help="semantic, positional, uninformative or free."),
+          nodes: int = typer.Option(None, "--nodes", help="Gauss-Hermite order per dimension (default 8)."),
+          json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
+    """Solve the fixed point at one α on one branch."""
+    from ..theory import BRANCHES, solve_point
+    params = model_params(2, 1, sigma, lam, omega, A)
+    if branch not in BRANCHES:
+        raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
+    s = solve_point(params, alpha, branch, nodes=nodes)
+    d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, **{k: getattr(s, k) for k in _KEYS}}
+    if json_out:
+        emit_json(d)
+    else:
+        print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g})", ["quantity", "value"],
+                    [[k, v] for k, v in d.items()])
+    if not s.converged:
+        console.print(f"[yellow]warning: not converged: {s.status}[/yellow]")
+
+
+@theory_app.command("curve")
+def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g. 0.5:2:20)."),
+          omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+          branch: str = typer.Option("semantic,positional", "--branch", help="Comma-separated branches."),
+          nodes: int = typer.Option(None, "--nodes", help="Gauss-Hermite order per dimension (default 8)."),
+          out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point).")) -> None:
+    """Solve a curve in α for each branch (continuation from large α down) and write a CSV."""
+    import pandas as pd
+
+    from ..theory import BRANCHES, curve_table, solve_curve
+    params = model_params(2, 1, sigma, lam, omega, A)
+    branches = parse_list("--branch", branch, BRANCHES)
+    grid = parse_linspace("--alphas", alphas)
+    if (grid <= 0).any():
+        raise ParameterError("--alphas", "values > 0", alphas)
+    order = sorted(grid, reverse=True)
+    frames = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as prog:
+        for b in branches:
+            task = prog.add_task(b, total=len(order))
+            sols = solve_curve(params, order, b, nodes=nodes, progress=lambda i: prog.advance(task))
+            frames.append(curve_table(sols))
+    df = pd.concat(frames, ignore_index=True).sort_values(["branch", "alpha"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out, index=False)
+    bad = int((~df["converged"]).sum())
+    console.print(f"wrote {len(df)} points to {out}" + (f" ({bad} not converged)" if bad else ""))

@@ -1,0 +1,149 @@
+"""Tables from a sweep's store (export) and the simulation-vs-theory comparison (``attnphase compare``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from .spec import Sweep
+from .store import Store
+
+QUANTITIES = ("m", "theta", "eps_g", "e_t")
+
+
+def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for k, v in (cfg.get("model") or {}).items():
+        row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
+    row.update(cfg.get("params") or {})
+    for k in ("seed", "instances", "version"):
+        if k in cfg:
+            row[k] = cfg[k]
+    return row
+
+
+def frame(sweep: Sweep, per_instance: bool = True) -> pd.DataFrame:
+    """One row per task instance (simulate) or per task (theory, baseline, failed tasks) of the sweep file."""
+    if not sweep.db_path.exists():
+        raise ParameterError("sweep store", "an existing store (run `attnphase sweep run FILE` first)",
+                             str(sweep.db_path))
+    with Store(sweep.db_path) as store:
+        rows = store.rows(sweep.keys)
+    out = []
+    for r in rows:
+        base = {"key": r["key"], "kind": r["kind"], "status": r["status"], **_flat_config(r["config"]),
+                "task_converged": None if r["converged"] is None else bool(r["converged"]),
+                "wall_s": r["wall_s"], "git": r["git"], "attempts": r["attempts"],
+                "error": (r["error"] or "").splitlines()[0] if r["error"] else None}
+        res = r["result"] or {}
+        base.update({(f"result_{k}" if k in base else k): v for k, v in (res.get("scalars") or {}).items()})
+        per = {(f"result_{k}" if k in base else k): v for k, v in (res.get("per_instance") or {}).items()}
+        if per and per_instance:
+            n = max(len(v) for v in per.values())
+            for i in range(n):
+                out.append({**base, "instance": i, **{k: v[i] if i < len(v) else None for k, v in per.items()}})
+        else:
+            out.append(base)
+    return pd.DataFrame(out)
+
+
+def export(sweep: Sweep, fmt: str = "csv", out: str | Path | None = None) -> Path:
+    if fmt not in ("csv", "parquet"):
+        raise ParameterError("format", "one of {csv, parquet}", fmt)
+    path = Path(out) if out else sweep.output / f"results.{fmt}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df = frame(sweep)
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        df.to_parquet(path, index=False)
+    return path
+
+
+_MATCH = ("alpha", "omega", "L", "r", "r_star", "sigma", "lam", "A", "P")
+
+
+def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = True,
+            sim_kinds: tuple[str, ...] = ("simulate",),
+            theory_kinds: tuple[str, ...] = ("theory",)) -> tuple[pd.DataFrame, Path]:
+    """Simulation mean ± standard error against theory (branch = initialisation) per parameter point.
+
+    Writes ``compare.csv`` and one figure per initialisation (``compare_<init>.png``) to ``out_dir``
+    (default ``<output>/compare``). Deviation = (mean − theory) / standard error. |m| and |θ| are used.
+    """
+    df = frame(sweep)
+    if df.empty or "kind" not in df:
+        raise ParameterError("compare", "a sweep with finished simulate and theory tasks", "no results")
+    sim = df[df.kind.isin(sim_kinds) & (df.status == "done")].copy()
+    th = df[df.kind.isin(theory_kinds) & (df.status == "done")].copy()
+    if sim.empty or th.empty:
+        raise ParameterError("compare", "finished simulate and theory tasks in the sweep",
+                             f"{len(sim)} simulation rows, {len(th)} theory rows")
+    for q in ("m", "theta"):
+        for d in (sim, th):
+            if q in d:
+                d[q] = d[q].abs()
+    keys = [k for k in _MATCH if k in sim and k in th]
+    group = keys + ["init"]
+    rows = []
+    for gkey, g in sim.groupby(group, dropna=False):
+        rec = dict(zip(group, gkey))
+        rec["branch"] = rec["init"] if rec["init"] in ("semantic", "positional") else None
+        rec["n"] = len(g)
+        cand = th[th.branch == rec["branch"]] if rec["branch"] else th.iloc[0:0]
+        for k in keys:
+            cand = cand[np.isclose(cand[k], rec[k])] if isinstance(rec[k], float) else cand[cand[k] == rec[k]]
+        t = cand.iloc[0] if len(cand) else None
+        rec["theory_converged"] = None if t is None else bool(t.get("task_converged"))
+        for q in QUANTITIES:
+            vals = pd.to_numeric(g[q], errors="coerce").dropna() if q in g else pd.Series([], dtype=float)
+            mean = float(vals.mean()) if len(vals) else math.nan
+            se = float(vals.std(ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else math.nan
+            tv = float(t[q]) if t is not None and q in t and pd.notna(t[q]) else math.nan
+            rec[f"{q}_sim_mean"], rec[f"{q}_sim_se"], rec[f"{q}_theory"] = mean, se, tv
+            rec[f"{q}_dev_se"] = (mean - tv) / se if se and se > 0 and not math.isnan(tv) else math.nan
+        rows.append(rec)
+    table = pd.DataFrame(rows).sort_values(["init", "omega", "alpha"]).reset_index(drop=True)
+    out = Path(out_dir) if out_dir else sweep.output / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "compare.csv", index=False)
+    if figures:
+        _figures(table, th, out)
+    return table, out
+
+
+def _figures(table: pd.DataFrame, th: pd.DataFrame, out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    omegas = sorted(table.omega.unique())
+    if len(omegas) > 6:   # a readable subset of ω
+        omegas = [omegas[i] for i in np.linspace(0, len(omegas) - 1, 6).round().astype(int)]
+    for init, tab in table.groupby("init"):
+        fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+        for j, om in enumerate(omegas):
+            sub = tab[np.isclose(tab.omega, om)].sort_values("alpha")
+            color = f"C{j}"
+            branch = sub.branch.iloc[0] if len(sub) else None
+            tcurve = th[(th.branch == branch) & np.isclose(th.omega, om)].sort_values("alpha") \
+                if branch else th.iloc[0:0]
+            for ax, q in zip(axes, QUANTITIES):
+                ax.errorbar(sub.alpha, sub[f"{q}_sim_mean"], yerr=sub[f"{q}_sim_se"], fmt="o", ms=3,
+                            color=color, label=f"ω={om:g} sim" if q == "m" else None)
+                if len(tcurve) and q in tcurve:
+                    ax.plot(tcurve.alpha, tcurve[q], "-", color=color,
+                            label=f"ω={om:g} theory" if q == "m" else None)
+        for ax, q in zip(axes, QUANTITIES):
+            ax.set_xlabel("α")
+            ax.set_title({"m": "|m|", "theta": "|θ|", "eps_g": "ε_g", "e_t": "e_t"}[q])
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"init = {init} (theory branch = {init})")
+        fig.tight_layout()
+        fig.savefig(out / f"compare_{init}.png", dpi=110)
+        plt.close(fig)

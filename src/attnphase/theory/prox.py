@@ -1,0 +1,193 @@
+"""Batched GLOBAL minimiser of the Moreau problem of MODEL.md §6 for L = 2, r = 1 (numpy, float64).
+
+Objective per node:  F(h) = |h - ω|² / (2V) + ℓ(h, h*),  h ∈ R².
+For L = 2, r = 1 the student attention has rows (σ(a), 1-σ(a)) and (1-σ(b), σ(b)) with
+a = h1 (h1 - h2), b = h2 (h2 - h1), so with t1 = T11(h*), t2 = T22(h*)
+    ℓ = (σ²/2) ‖T - S‖_F² = σ² [ (t1 - σ(a))² + (t2 - σ(b))² ].
+The problem is non-convex (MODEL.md §7); we use a multi-start safeguarded Newton method: starts at ω, -ω,
+the exchanged ω, the best point of a coarse grid around ω (radius 2σ√V bounds |ĥ - ω| because ℓ <= 2σ²),
+and an optional warm start; each start runs modified Newton (Hessian shifted to be positive definite)
+with a vectorised backtracking line search; the lowest final value wins.
+Derivatives of ĥ follow from the implicit function theorem: ∂ĥ/∂ω = (I + V ∇²ℓ)^{-1}.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _sig(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def teacher_diag(hs1, hs2, omega, A):
+    """(t1, t2) = diagonal of T(h*) = (1-ω) softmax(h* h*ᵀ) + ω A for L = 2, r* = 1."""
+    c = hs1 * (hs1 - hs2)
+    e = hs2 * (hs2 - hs1)
+    t1 = (1.0 - omega) * _sig(c) + omega * A[0, 0]
+    t2 = (1.0 - omega) * _sig(e) + omega * A[1, 1]
+    return t1, t2
+
+
+def loss(h1, h2, t1, t2, sigma2):
+    a = h1 * (h1 - h2)
+    b = h2 * (h2 - h1)
+    return sigma2 * ((t1 - _sig(a)) ** 2 + (t2 - _sig(b)) ** 2)
+
+
+def objective(h1, h2, w1, w2, t1, t2, V, sigma2):
+    return ((h1 - w1) ** 2 + (h2 - w2) ** 2) / (2.0 * V) + loss(h1, h2, t1, t2, sigma2)
+
+
+def loss_derivs(h1, h2, t1, t2, sigma2):
+    """ℓ, ∇ℓ (2 arrays) and ∇²ℓ (3 arrays: H11, H12, H22)."""
+    a = h1 * (h1 - h2)
+    b = h2 * (h2 - h1)
+    sa, sb = _sig(a), _sig(b)
+    da, db = sa * (1 - sa), sb * (1 - sb)
+    dda, ddb = da * (1 - 2 * sa), db * (1 - 2 * sb)
+    ra, rb = t1 - sa, t2 - sb
+    a1, a2 = 2 * h1 - h2, -h1
+    b1, b2 = -h2, 2 * h2 - h1
+    l = sigma2 * (ra ** 2 + rb ** 2)
+    ca, cb = -2 * sigma2 * ra * da, -2 * sigma2 * rb * db
+    g1 = ca * a1 + cb * b1
+    g2 = ca * a2 + cb * b2
+    qa = 2 * sigma2 * (da ** 2 - ra * dda)
+    qb = 2 * sigma2 * (db ** 2 - rb * ddb)
+    # ∇²a = [[2,-1],[-1,0]], ∇²b = [[0,-1],[-1,2]]
+    H11 = qa * a1 * a1 + qb * b1 * b1 + ca * 2.0
+    H12 = qa * a1 * a2 + qb * b1 * b2 - ca - cb
+    H22 = qa * a2 * a2 + qb * b2 * b2 + cb * 2.0
+    return l, (g1, g2), (H11, H12, H22)
+
+
+_STEPS = np.array([1.0, 0.5, 0.25, 0.1, 0.03, 0.0])
+
+
+def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
+    """Safeguarded Newton on flat arrays, iterating only on the still-active elements."""
+    iv = 1.0 / V
+    h1, h2 = h1.copy(), h2.copy()
+    act = np.arange(h1.size)
+    for _ in range(iters):
+        if act.size == 0:
+            break
+        a1, a2 = h1[act], h2[act]
+        W1, W2, T1, T2 = w1[act], w2[act], t1[act], t2[act]
+        l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, T1, T2, sigma2)
+        G1 = (a1 - W1) * iv + g1
+        G2 = (a2 - W2) * iv + g2
+        gn = np.sqrt(G1 * G1 + G2 * G2)
+        A11, A22 = H11 + iv, H22 + iv
+        tr = 0.5 * (A11 + A22)
+        disc = np.sqrt(0.25 * (A11 - A22) ** 2 + H12 ** 2)
+        shift = np.maximum(0.0, 0.1 * iv - (tr - disc))
+        B11, B22 = A11 + shift, A22 + shift
+        det = B11 * B22 - H12 * H12
+        d1 = -(B22 * G1 - H12 * G2) / det
+        d2 = -(-H12 * G1 + B11 * G2) / det
+        dn = np.sqrt(d1 * d1 + d2 * d2)
+        cap = np.minimum(1.0, 2.0 / np.maximum(dn, 1e-300))
+        d1, d2 = d1 * cap, d2 * cap
+        F0 = ((a1 - W1) ** 2 + (a2 - W2) ** 2) * (0.5 * iv) + l
+        bt = np.zeros_like(a1)
+        todo = np.ones(a1.shape, bool)
+        for s in _STEPS[:-1]:
+            Fs = objective(a1 + s * d1, a2 + s * d2, W1, W2, T1, T2, V, sigma2)
+            ok = todo & (Fs < F0)
+            bt = np.where(ok, s, bt)
+            todo &= ~ok
+            if not todo.any():
+                break
+        h1[act] = a1 + bt * d1
+        h2[act] = a2 + bt * d2
+        keep = (gn >= gtol) & (bt > 0) & (dn > 1e-15)
+        act = act[keep]
+    return h1, h2
+
+
+def _newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
+    """Safeguarded Newton from (h1, h2) (arrays of a common shape). Returns h1, h2, F, |∇F|."""
+    shape = h1.shape
+    bw = lambda a: np.broadcast_to(a, shape).ravel()  # noqa: E731
+    f1, f2 = _newton_flat(h1.ravel(), h2.ravel(), bw(w1), bw(w2), bw(t1), bw(t2), V, sigma2, iters, gtol)
+    h1, h2 = f1.reshape(shape), f2.reshape(shape)
+    F = objective(h1, h2, w1, w2, t1, t2, V, sigma2)
+    _, (g1, g2), _ = loss_derivs(h1, h2, t1, t2, sigma2)
+    G1 = (h1 - w1) / V + g1
+    G2 = (h2 - w2) / V + g2
+    return h1, h2, F, np.sqrt(G1 * G1 + G2 * G2)
+
+
+def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40, gtol: float = 1e-11,
+         all_starts: bool = False):
+    """Global minimiser ĥ = argmin_h |h-ω|²/(2V) + ℓ(h, h*) for arrays ω = (w1, w2), t = (t1, t2).
+
+    Returns ``(h1, h2, M, gradnorm)``; M is the minimal value (the Moreau envelope).
+    ``warm``: optional ``(h1, h2)`` from a previous call used as an extra start.
+    """
+    w1 = np.asarray(w1, dtype=np.float64)
+    w2 = np.asarray(w2, dtype=np.float64)
+    t1 = np.broadcast_to(np.asarray(t1, dtype=np.float64), w1.shape)
+    t2 = np.broadcast_to(np.asarray(t2, dtype=np.float64), w1.shape)
+    starts1 = [w1, -w1, w2]
+    starts2 = [w2, -w2, w1]
+    if grid and grid > 1:
+        R = 2.0 * np.sqrt(sigma2 * V)
+        o = np.linspace(-R, R, grid)
+        ox, oy = np.meshgrid(o, o, indexing="ij")
+        ox, oy = ox.ravel(), oy.ravel()
+        keep = ox ** 2 + oy ** 2 <= R * R * 1.0001
+        ox, oy = ox[keep], oy[keep]
+        # loss on grid points around ω (quadratic term is the same for all nodes)
+        G1 = w1[..., None] + ox
+        G2 = w2[..., None] + oy
+        Fg = (ox ** 2 + oy ** 2) / (2 * V) + loss(G1, G2, t1[..., None], t2[..., None], sigma2)
+        j = np.argmin(Fg, axis=-1)
+        starts1.append(np.take_along_axis(G1, j[..., None], -1)[..., 0])
+        starts2.append(np.take_along_axis(G2, j[..., None], -1)[..., 0])
+    if warm is not None:
+        starts1.append(np.asarray(warm[0], dtype=np.float64))
+        starts2.append(np.asarray(warm[1], dtype=np.float64))
+    H1 = np.stack(starts1)
+    H2 = np.stack(starts2)
+    h1, h2, F, gn = _newton(H1, H2, w1, w2, t1, t2, V, sigma2, iters, gtol)
+    if all_starts:
+        return h1, h2, F, gn
+    k = np.argmin(F, axis=0)[None]
+    pick = lambda a: np.take_along_axis(a, k, 0)[0]  # noqa: E731
+    return pick(h1), pick(h2), pick(F), pick(gn)
+
+
+def dh_domega(h1, h2, t1, t2, V, sigma2):
+    """Jacobian ∂ĥ/∂ω = (I + V ∇²ℓ(ĥ))^{-1} (implicit function theorem); returns (J11, J12, J21, J22)."""
+    _, _, (H11, H12, H22) = loss_derivs(h1, h2, t1, t2, sigma2)
+    B11, B12, B22 = 1 + V * H11, V * H12, 1 + V * H22
+    det = B11 * B22 - B12 * B12
+    return B22 / det, -B12 / det, -B12 / det, B11 / det
+
+
+def soft_select(h1, h2, F, gn, tau: float, tol: float = 1e-6):
+    """Finite-temperature selection over the distinct local minima found by the starts (axis 0).
+
+    Weights ``exp(-(M_k - M_min)/τ)`` over distinct converged minima (duplicates within ``tol`` count once);
+    returns the weights (K, N) and the soft-min envelope ``M_min - τ log Σ w``. τ = 0: the global argmin.
+    """
+    K = F.shape[0]
+    valid = (gn < 1e-6) | (F == F.min(axis=0))
+    Fv = np.where(valid, F, np.inf)
+    kmin = np.argmin(Fv, axis=0)
+    Mmin = np.take_along_axis(Fv, kmin[None], 0)[0]
+    if tau <= 0:
+        w = np.zeros_like(F)
+        np.put_along_axis(w, kmin[None], 1.0, 0)
+        return w, Mmin
+    uniq = valid.copy()
+    for k in range(1, K):
+        for j in range(k):
+            dup = (np.abs(h1[k] - h1[j]) < tol) & (np.abs(h2[k] - h2[j]) < tol) & valid[j]
+            uniq[k] &= ~dup
+    w = np.where(uniq, np.exp(-(Fv - Mmin) / tau), 0.0)
+    Z = w.sum(axis=0)
+    return w / Z, Mmin - tau * np.log(Z)

@@ -1,0 +1,115 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnphase.phase import find_root, global_table, table_root, transition_from_tables
+
+from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
+
+needs_ref = pytest.mark.skipif(not have_reference(), reason="shared reference tables not available")
+
+
+def test_find_root_known_root():
+    root = find_root(lambda x: math.cos(x) - x, 0.0, 2.0, xtol=1e-10)
+    assert abs(root - 0.7390851332151607) < 1e-4
+    assert abs(find_root(lambda x: x ** 3 - 2.0, 0.0, 3.0) - 2 ** (1 / 3)) < 1e-4
+
+
+def test_find_root_no_sign_change_and_nan():
+    assert find_root(lambda x: x * x + 1.0, -1.0, 1.0) is None
+    f = lambda x: float("nan") if x < 0.5 else x - 0.8  # noqa: E731
+    assert abs(find_root(f, 0.0, 1.0) - 0.8) < 1e-4
+
+
+def test_table_root_direction():
+    x = np.linspace(0, 4, 41)
+    y = np.sin(2 * x)  # down-crossing at π/2, up-crossing at π
+    assert abs(table_root(x, y, "down") - math.pi / 2) < 1e-2
+    assert abs(table_root(x, y, "up") - math.pi) < 1e-2
+    assert table_root(x, np.ones_like(x)) is None
+
+
+def _synthetic(alpha_c=1.1, alpha_l=1.5):
+    a = np.linspace(0.5, 2.0, 31)
+    sem = pd.DataFrame(dict(alpha=a, e_t=0.002 * a - 0.001 * (a - alpha_c), eps_g=0.003 - 0.002 * (a - alpha_c),
+                            converged=True, stability=0.5))
+    pos = pd.DataFrame(dict(alpha=a, e_t=0.002 * a, eps_g=0.004, converged=True, stability=0.5))
+    eps_lin = 0.003 - 0.002 * (alpha_l - alpha_c)
+    return sem, pos, eps_lin
+
+
+def test_alpha_c_is_crossing_of_synthetic_curves():
+    sem, pos, el = _synthetic()
+    r = transition_from_tables(sem, pos, el)
+    assert abs(r["alpha_c"] - 1.1) < 1e-6
+    assert abs(r["alpha_l"] - 1.5) < 1e-6
+    g = r["global_table"]
+    assert (g.loc[g.alpha < 1.09, "global_branch"] == "positional").all()
+    assert (g.loc[g.alpha > 1.11, "global_branch"] == "semantic").all()
+
+
+def test_alpha_l_not_below_alpha_c():
+    # the semantic branch beats ε_lin already below α_c, but it is not global there: α_l is clipped at α_c
+    sem, pos, _ = _synthetic(alpha_c=1.1)
+    r = transition_from_tables(sem, pos, eps_lin=0.0035)
+    assert r["alpha_l"] is not None and r["alpha_l"] >= r["alpha_c"] - 1e-12
+
+
+def test_unconverged_and_unstable_points_are_excluded():
+    sem, pos, el = _synthetic()
+    sem.loc[sem.alpha < 0.8, "converged"] = False
+    pos.loc[pos.alpha > 1.8, "stability"] = 1.5
+    r = transition_from_tables(sem, pos, el)
+    g = r["global_table"]
+    assert g.loc[g.alpha < 0.79, "e_t_sem"].isna().all()
+    assert 0.75 <= r["spinodal_semantic"] <= 0.8
+    assert 1.75 <= r["spinodal_positional"] <= 1.85
+    assert abs(r["alpha_c"] - 1.1) < 1e-6
+
+
+@needs_ref
+def test_stand_in_tables_cross_near_paper_values():
+    r = transition_from_tables(stand_in("semantic"), stand_in("positional"), EPS_LIN_03)
+    assert 1.15 < r["alpha_c"] < 1.35  # grid interpolation of the stand-in tables
+    assert r["alpha_l"] >= r["alpha_c"]
+    assert 1.35 < r["alpha_l"] < 1.55
+
+
+@pytest.mark.slow
+def test_transition_real_theory_omega03():
+    pytest.importorskip("attnphase.theory")
+    from attnphase.model import ModelParams
+    from attnphase.phase import transition
+    r = transition(ModelParams(omega=0.3), alphas=np.linspace(0.9, 1.8, 10), mixed_alphas=[])
+    assert abs(r.alpha_c - 1.24) < 0.05
+    assert abs(r.alpha_l - 1.45) < 0.05
+    assert r.alpha_l >= r.alpha_c
+    assert abs(r.eps_lin - 0.0019714) < 1e-6
+    d = r.to_dict()
+    for k in ("alpha_c", "alpha_l", "eps_lin", "spinodal_semantic", "spinodal_positional", "mixed_found"):
+        assert k in d
+
+
+_MAIN = "import sys; from attnphase.cli import main; main(sys.argv[1:])"
+
+
+def test_cli_bad_omega_exits_2_one_line():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _MAIN, "theory", "transition", "--omega", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "omega" in lines[0].lower()
+    assert "Traceback" not in p.stderr
+
+
+def test_cli_bad_omegas_phase_diagram(tmp_path):
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _MAIN, "theory", "phase-diagram", "--omegas", "0:2:3",
+                        "--alphas", "0.5:2:4", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert len([ln for ln in p.stderr.strip().splitlines() if ln.strip()]) == 1

@@ -1,0 +1,80 @@
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnphase.phase import global_table, transition_from_tables
+from attnphase.plots import (plot_alpha_c_line, plot_delta_e_t, plot_eps_g, plot_overlaps, plot_phase_diagram,
+                             save_figure)
+
+from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
+
+pytestmark = pytest.mark.skipif(not have_reference(), reason="shared reference tables not available")
+
+
+def _sim():
+    rows = []
+    for init in ("semantic", "positional"):
+        for a in (0.8, 1.6):
+            rows.append(dict(alpha=a, init=init, m_mean=0.1, m_sem=0.01, theta_over_sigma2_mean=0.5,
+                             theta_over_sigma2_sem=0.02, eps_g_mean=0.002, eps_g_sem=1e-4, e_t_mean=0.003,
+                             e_t_sem=1e-4))
+    return pd.DataFrame(rows)
+
+
+def test_backend_is_agg():
+    assert matplotlib.get_backend().lower() == "agg"
+
+
+def test_overlaps_lines_and_errorbars():
+    th = pd.concat([stand_in("semantic"), stand_in("positional")], ignore_index=True)
+    fig = plot_overlaps(th, _sim())
+    ax = fig.axes[0]
+    assert len(ax.lines) >= 4  # θ and m for two branches (+ errorbar lines)
+    assert len(ax.containers) == 4  # 2 inits × (θ, m)
+    assert ax.get_xlabel().startswith("α")
+
+
+def test_eps_g_marks_alpha_c_alpha_l_and_baseline(tmp_path):
+    r = transition_from_tables(stand_in("semantic"), stand_in("positional"), EPS_LIN_03)
+    fig = plot_eps_g(r["global_table"], _sim(), alpha_c=r["alpha_c"], alpha_l=r["alpha_l"], eps_lin=EPS_LIN_03)
+    ax = fig.axes[0]
+    labels = [l.get_label() for l in ax.lines]
+    assert any(s.startswith("α_c") for s in labels) and any(s.startswith("α_l") for s in labels)
+    assert any(s.startswith("ε_lin") for s in labels) and "global minimum" in labels
+    assert len(ax.containers) == 2
+    paths = save_figure(fig, tmp_path / "sub" / "eps_g")
+    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_delta_e_t_given_axes():
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    g = global_table(stand_in("semantic"), stand_in("positional"), EPS_LIN_03)
+    assert plot_delta_e_t(g, ax, alpha_c=1.26) is fig
+    assert len(ax.lines) == 3  # curve, zero line, α_c
+    plt.close(fig)
+
+
+def test_phase_diagram_heatmaps_with_lines():
+    frames = []
+    for w, shift in ((0.2, -0.1), (0.3, 0.0), (0.4, 0.1)):
+        sem, pos = stand_in("semantic"), stand_in("positional")
+        sem["alpha"] = sem["alpha"] + shift
+        pos["alpha"] = pos["alpha"] + shift
+        # put both on a common grid
+        a = np.linspace(0.3, 2.0, 12)
+        si = pd.DataFrame({c: np.interp(a, sem.alpha, sem[c]) for c in ("e_t", "eps_g")} | {"alpha": a})
+        pi = pd.DataFrame({c: np.interp(a, pos.alpha, pos[c]) for c in ("e_t", "eps_g")} | {"alpha": a})
+        g = global_table(si, pi, EPS_LIN_03)
+        g.insert(0, "omega", w)
+        frames.append(g)
+    grid = pd.concat(frames, ignore_index=True)
+    lines = pd.DataFrame(dict(omega=[0.2, 0.3, 0.4], alpha_c=[1.15, 1.25, 1.35], alpha_l=[1.35, 1.45, 1.55]))
+    fig = plot_phase_diagram(grid, lines)
+    heat = [ax for ax in fig.axes if ax.collections and ax.get_title()]
+    assert len(heat) == 2
+    for ax in heat:
+        assert len(ax.lines) == 2  # α_c(ω), α_l(ω)
+    fig2 = plot_alpha_c_line(lines)
+    assert len(fig2.axes[0].lines) == 2

@@ -1,0 +1,43 @@
+import subprocess
+import sys
+
+import pytest
+
+_MAIN = "import sys; from attnphase.cli import main; main(sys.argv[1:])"
+
+
+def _run(*args, timeout=120):
+    return subprocess.run([sys.executable, "-c", _MAIN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_reproduce_is_registered():
+    p = _run("reproduce", "--help")
+    assert p.returncode == 0
+    assert "--full" in p.stdout and "--out" in p.stdout
+
+
+def test_agreement_z_scores():
+    import pandas as pd
+
+    from attnphase.cli.reproduce_cmd import _agreement
+    sem = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.1], m=[0.0], eps_g=[0.002], e_t=[0.003], converged=True))
+    pos = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.0], m=[0.25], eps_g=[0.003], e_t=[0.0028],
+                            converged=True))
+    sim = pd.DataFrame([dict(alpha=1.0, init="semantic", theta_over_sigma2_mean=0.42, theta_over_sigma2_sem=0.01,
+                             eps_g_mean=0.002, eps_g_sem=1e-4),
+                        dict(alpha=1.0, init="positional", m_mean=0.23, m_sem=0.01)])
+    rows = {(r["init"], r["quantity"]): r for r in _agreement(sim, sem, pos)}
+    assert abs(rows[("semantic", "theta_over_sigma2")]["z"] - 2.0) < 1e-9  # (0.42 - 0.4)/0.01
+    assert abs(rows[("semantic", "eps_g")]["z"]) < 1e-9
+    assert abs(rows[("positional", "m")]["z"] + 2.0) < 1e-9
+
+
+@pytest.mark.slow
+def test_reproduce_theory_only(tmp_path):
+    pytest.importorskip("attnphase.theory")
+    p = _run("reproduce", "--out", str(tmp_path), "--no-sim", timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for f in ("summary.txt", "provenance.json", "theory_omega0.3.csv", "phase_lines.csv", "fig_eps_g.png",
+              "fig_overlaps.pdf", "fig_phase_diagram.png", "fig_delta_e_t.png"):
+        assert (tmp_path / f).exists(), f
+    assert "α_c" in (tmp_path / "summary.txt").read_text()
