@@ -285,8 +285,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     el = float(_eps_lin(params))
     sols = {}
     for b in ("semantic", "positional"):
+        # continuation from where the branch exists: semantic from the largest α down, positional from the
+        # smallest α up
+        order = list(grid) if b == "semantic" else list(grid[::-1])
         cb = (lambda i, b=b: progress(b, i + 1, len(grid))) if progress else None
-        sols[b] = solve_curve(params, list(grid), b, nodes=nodes, progress=cb, init=init.get(b))
+        sols[b] = solve_curve(params, order, b, nodes=nodes, progress=cb, init=init.get(b))
     sem, pos = curve_table(sols["semantic"]), curve_table(sols["positional"])
     base = transition_from_tables(sem, pos, el)
     alpha_c, alpha_l = base["alpha_c"], base["alpha_l"]
@@ -357,7 +360,7 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float], alphas: Sequence
                          spinodal_semantic=r.spinodal_semantic, spinodal_positional=r.spinodal_positional,
                          **({"mixed_found": r.mixed_found} if mixed else {})))
         sols = r._solutions  # type: ignore[attr-defined]
-        init = {b: next((s for s in sols[b] if s.converged), None) for b in sols}
+        init = {b: next((s for s in sols[b] if s.converged), None) for b in sols}  # first α of each curve
     cols = ["omega", "alpha", "e_t_sem", "e_t_pos", "delta_e_t", "eps_g_global", "eps_lin",
             "eps_lin_minus_eps_g", "global_branch", "eps_g_sem", "eps_g_pos"]
     grid = pd.concat(frames, ignore_index=True)[cols]

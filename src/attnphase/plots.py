@@ -48,7 +48,7 @@ def _vline(ax, x, label, color, ls):
         ax.axvline(x, color=color, ls=ls, lw=1.0, label=f"{label} = {x:.3g}")
 
 
-def _sim_points(ax, sim, col, scale=1.0, absval=True):
+def _sim_points(ax, sim, col, scale=1.0, absval=True, prefix="sim"):
     if sim is None or len(sim) == 0 or f"{col}_mean" not in sim:
         return
     for init, g in sim.groupby("init") if "init" in sim else [("sim", sim)]:
@@ -57,7 +57,7 @@ def _sim_points(ax, sim, col, scale=1.0, absval=True):
             y = np.abs(y)
         err = g[f"{col}_sem"].to_numpy(float) / scale if f"{col}_sem" in g else None
         ax.errorbar(g["alpha"], y, yerr=err, fmt=MARKERS.get(init, "o"), ms=4, capsize=2, mfc="none",
-                    color=COLORS.get(init, "k"), label=f"sim, {init} init")
+                    color=COLORS.get(init, "k"), label=f"{prefix}, {init} init")
 
 
 def plot_overlaps(theory, sim=None, ax=None):
@@ -73,15 +73,14 @@ def plot_overlaps(theory, sim=None, ax=None):
         ax.plot(g["alpha"], np.abs(g["theta"]) / s2, "-", color=c, label=f"θ/σ², {b}")
         ax.plot(g["alpha"], np.abs(g["m"]) / s2, "--", color=c, label=f"m/σ², {b}")
     if sim is not None and len(sim):
-        _sim_points(ax, sim, "theta_over_sigma2")
+        _sim_points(ax, sim, "theta_over_sigma2", prefix="θ/σ² sim")
         if "m_mean" in sim:
-            sim2 = sim.copy()
-            _sim_points(ax, sim2, "m", scale=s2)
+            _sim_points(ax, sim, "m", scale=s2, prefix="m/σ² sim")
     ax.set_xlabel("α = n/d")
     ax.set_ylabel("overlap / σ²")
     ax.set_title("Overlaps (theory: lines; simulation: points)")
     _style_ax(ax)
-    ax.legend(ncol=2)
+    ax.legend(ncol=2, fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16))
     return ax.figure
 
 
@@ -105,7 +104,7 @@ def plot_eps_g(glob, sim=None, ax=None, *, alpha_c=None, alpha_l=None, eps_lin=N
     ax.set_ylabel("ε_g")
     ax.set_title("Test error of the global minimum")
     _style_ax(ax)
-    ax.legend()
+    ax.legend(loc="upper right", fontsize=7)
     return ax.figure
 
 

@@ -45,8 +45,9 @@ _TEST_CHUNK = 2500
 class TrainConfig:
     """How the student is trained (MODEL.md §4).
 
-    init: ``"semantic"`` (Q₀ = Q*), ``"positional"`` (first column ``1_d/√d``·... exactly ``u₁`` scaled as in the
-    paper, ``Q₀[:,0] = 1_d/√d``, further columns ``0.01·N(0,1)``), ``"random"`` (``0.1·N(0,1)``).
+    init: ``"semantic"`` (Q₀ = Q*; for r ≠ r* the shared columns are Q*'s, the rest ``0.01·N(0,1)``),
+    ``"positional"`` (``Q₀[:, 0] = 1_d/√d`` as in the paper, further columns ``0.01·N(0,1)``),
+    ``"random"`` (``0.1·N(0,1)``).
     optimizer: ``"gd"`` (full-batch GD on R, ``steps`` iterations of step ``lr``) or ``"lbfgs"``
     (optax L-BFGS with zoom line search, until ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q₀)‖)`` or ``max_iter``).
     x64: train in float64 (otherwise float32).

@@ -17,7 +17,7 @@ from . import app
 
 # quick (default) and --full settings
 QUICK = dict(alphas=np.round(np.linspace(0.6, 2.0, 15), 6), omegas=[0.05, 0.1, 0.15, 0.2, 0.25, 0.3],
-             pd_alphas=np.round(np.linspace(0.3, 2.3, 9), 6), sim_alphas=[0.8, 1.2, 1.6, 2.0], d=250,
+             pd_alphas=np.round(np.linspace(0.5, 1.9, 15), 6), sim_alphas=[0.8, 1.2, 1.6, 2.0], d=250,
              instances=3, optimizer="lbfgs", test_samples=5000)
 FULL = dict(alphas=np.round(np.linspace(0.2, 2.0, 37), 6),
             omegas=[0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5],

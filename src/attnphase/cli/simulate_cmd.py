@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from . import app
-from ._common import AOpt, LamOpt, LOpt, LamOpt as _L, OmegaOpt, ROpt, SigmaOpt, console, emit_json, model_params, print_table  # noqa: F401
+from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, console, emit_json, model_params, print_table
 
 
 @app.command()
