@@ -100,13 +100,15 @@ def print_table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     """A rich table on stdout (human-readable default output)."""
     table = Table(title=title)
     for c in columns:
-        table.add_column(c, justify="right")
+        table.add_column(c, justify="right", overflow="fold")
     for row in rows:
         table.add_row(*[_fmt(v) for v in row])
-    Console().print(table)
+    out = Console()
+    # Off a terminal rich assumes 80 columns and would cut the numbers: give it room instead.
+    Console(width=max(out.width, 160) if not out.is_terminal else None).print(table)
 
 
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
-        return f"{v:.6g}"
+        return f"{v:.5g}"
     return str(v)
