@@ -1,11 +1,12 @@
 """Stand-in tables built from the paper's published ω = 0.3 curves (MODEL.md §9) — only as INPUTS for the
 table→root/figure code under test, never as results."""
 
+import os
 from pathlib import Path
 
 import pandas as pd
 
-REF = Path("/work/shared/reference")
+REF = Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "reference"
 EPS_LIN_03 = 0.0019714  # MODEL.md §5 (verified value), stand-in input
 
 

@@ -1,4 +1,6 @@
 import math
+import os
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -123,7 +125,8 @@ def test_bad_simulate_args(kw):
         simulate(P, **args)
 
 
-REF_CSV = "/work/shared/reference/gd_d1000_omega0.3.csv"
+REF_CSV = str(Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+              / "reference" / "gd_d1000_omega0.3.csv")
 
 
 @pytest.mark.slow

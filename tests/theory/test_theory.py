@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 import json
 import math
 
@@ -17,7 +19,8 @@ from attnphase.theory.channel import channel, channel_derivative_forms
 from attnphase.theory.prior import prior
 from attnphase.theory.quadrature import gauss_hermite
 
-REF = "/work/shared/reference/theory_omega0.3_{}.csv"
+REF = str(Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+          / "reference" / "theory_omega0.3_{}.csv")
 PAR = ModelParams(omega=0.3)
 
 
