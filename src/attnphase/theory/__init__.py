@@ -1,7 +1,9 @@
 """Asymptotic theory (MODEL.md §6) for L = 2, r = 1: fixed points of the replica equations."""
 
 from .observables import eps_lin
-from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, solve_curve, solve_point
+from .quadrature import ProductRule
+from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, make_rule, solve_curve, solve_point
+from .switching import SplitRule
 
 __all__ = ["solve_point", "solve_curve", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
-           "DEFAULT_NODES"]
+           "DEFAULT_NODES", "make_rule", "SplitRule", "ProductRule"]

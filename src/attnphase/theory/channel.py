@@ -1,7 +1,8 @@
 """Channel (sample) side of the fixed point, MODEL.md §6: hat variables in Stein form and the envelope E[M].
 
-All expectations are over ξ, y ∈ R² i.i.d. standard normal, evaluated with a 4-D rule (nodes (N, 4) with
-columns ξ1, ξ2, y1, y2 and weights (N,)). L = 2, r = r* = 1, ρ = σ² (teacher norm), s = (+1, -1).
+All expectations are over ξ, y ∈ R² i.i.d. standard normal, evaluated either with the split-line rule of
+:mod:`.switching` (default) or with a product Gauss–Hermite rule. L = 2, r = r* = 1, ρ = σ² (teacher norm),
+s = (+1, -1).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import numpy as np
 
 from ..model import ModelParams
 from . import prox as _prox
+from .quadrature import ProductRule
+from .switching import SplitRule, line_nodes
 
 _TINY = 1e-300
 
@@ -23,68 +26,105 @@ class ChannelResult:
     V_hat: float
     theta_hat: float
     EM: float           # E[M] (Moreau envelope)
-    h: tuple            # (ĥ1, ĥ2) at the nodes, for warm starts
+    h: tuple            # prox state for a warm start of the next call with the same rule
     max_grad: float     # worst |∇F| at the returned minimisers
 
 
-def _fields(params: ModelParams, q, m, theta, nodes):
-    rho = params.sigma ** 2
+def preactivations(params: ModelParams, q: float, m: float, theta: float, xi1, xi2, y1, y2):
+    """Student means ``ω_l = √q ξ_l + s_l m`` and teacher pre-activations
+    ``h*_l = (θ/√q) ξ_l + √(ρ − θ²/q) y_l`` (MODEL.md §6, ρ = σ²): returns ``(ω1, ω2, h*1, h*2)``."""
     sq = np.sqrt(max(q, _TINY))
-    res = max(rho - theta * theta / max(q, _TINY), 0.0)
-    sres = np.sqrt(res)
-    xi1, xi2, y1, y2 = nodes[:, 0], nodes[:, 1], nodes[:, 2], nodes[:, 3]
-    w1 = sq * xi1 + m
-    w2 = sq * xi2 - m
-    hs1 = theta / sq * xi1 + sres * y1
-    hs2 = theta / sq * xi2 + sres * y2
-    return sq, sres, (xi1, xi2, y1, y2), (w1, w2), (hs1, hs2)
+    sres = np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0))
+    return sq * xi1 + m, sq * xi2 - m, theta / sq * xi1 + sres * y1, theta / sq * xi2 + sres * y2
+
+
+def prox_inputs(params: ModelParams, q: float, m: float, theta: float):
+    """``(ξ1, ξ2, y1, y2) -> (ω1, ω2, t1, t2)``: the prox inputs, with ``t`` the teacher's diagonal attention."""
+    A, om = params.A_array, params.omega
+
+    def fields(xi1, xi2, y1, y2):
+        w1, w2, hs1, hs2 = preactivations(params, q, m, theta, xi1, xi2, y1, y2)
+        t1, t2 = _prox.teacher_diag(hs1, hs2, om, A)
+        return w1, w2, t1, t2
+    return fields
+
+
+@dataclass
+class _Nodes:
+    """Integration nodes with weights and the global prox solved there."""
+
+    coords: tuple       # (ξ1, ξ2, y1, y2)
+    weights: np.ndarray
+    h: tuple            # (ĥ1, ĥ2)
+    M: np.ndarray       # Moreau envelope
+    max_grad: float
+    state: tuple        # warm-start state for the next call with the same rule
+    half: bool          # only half of the y_u lines (pinned-branch symmetry, see channel)
+
+
+def solved_nodes(params: ModelParams, q: float, m: float, V: float, theta: float, rule, *, warm=None,
+                 use_symmetry: bool = True) -> _Nodes:
+    """The rule's nodes at order parameters (q, m, θ) with the global prox ĥ solved at each (MODEL.md §6)."""
+    sigma2 = params.sigma ** 2
+    fields = prox_inputs(params, q, m, theta)
+    if isinstance(rule, SplitRule):
+        # On a pinned branch (m = 0 or θ = 0) the exact symmetry (ξ, y) → −(ξ, y), resp. y → −y, combined
+        # with the reflection (ξ_v, y_v) → −(ξ_v, y_v) pairs the line at y_u with the one at −y_u; every
+        # integrand except the pinned hat (m̂, resp. θ̂, which is odd and zero) is even, so half the lines do.
+        half = use_symmetry and (m == 0.0 or theta == 0.0)
+        ln = line_nodes(fields, sigma2, V, rule, warm=warm, half_yu=half)
+        return _Nodes((ln.xi1, ln.xi2, ln.y1, ln.y2), ln.weights, (ln.h1, ln.h2), ln.M, ln.max_grad,
+                      ln.detect_h, half)
+    X, W = rule.rule()
+    coords = tuple(X.T)
+    h1, h2, M, gn = _prox.prox(*fields(*coords), V, sigma2, warm=warm)
+    return _Nodes(coords, W, (h1, h2), M, float(np.max(gn)), (h1, h2), False)
 
 
 def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, theta: float,
-            nodes: np.ndarray, weights: np.ndarray, *, warm=None, grid: int = 9,
-            temperature: float = 0.0) -> ChannelResult:
-    """Hat variables (q̂, m̂, V̂, θ̂) and E[M] at order parameters (q, m, V, θ), MODEL.md §6 (Stein forms)."""
-    sigma2 = params.sigma ** 2
-    A = params.A_array
-    sq, sres, (xi1, xi2, y1, y2), (w1, w2), (hs1, hs2) = _fields(params, q, m, theta, nodes)
-    t1, t2 = _prox.teacher_diag(hs1, hs2, params.omega, A)
-    if temperature > 0:
-        # finite-temperature envelope: g averaged over distinct local minima with Boltzmann weights
-        H1, H2, F, G = _prox.prox(w1, w2, t1, t2, V, sigma2, warm=warm, grid=grid, all_starts=True)
-        wk, M = _prox.soft_select(H1, H2, F, G, temperature)
-        g1 = ((H1 - w1) * wk).sum(0) / V
-        g2 = ((H2 - w2) * wk).sum(0) / V
-        k = np.argmax(wk, axis=0)[None]
-        h1, h2 = np.take_along_axis(H1, k, 0)[0], np.take_along_axis(H2, k, 0)[0]
-        gn = np.take_along_axis(G, k, 0)[0]
-    else:
-        h1, h2, M, gn = _prox.prox(w1, w2, t1, t2, V, sigma2, warm=warm, grid=grid)
-        g1 = (h1 - w1) / V
-        g2 = (h2 - w2) / V
-    W = weights
+            rule: "SplitRule | ProductRule", *, warm=None, use_symmetry: bool = True) -> ChannelResult:
+    """Hat variables (q̂, m̂, V̂, θ̂) and E[M] at order parameters (q, m, V, θ), MODEL.md §6 (Stein forms).
+
+    ``rule``: a :class:`~.switching.SplitRule` (default of the solver: integration split along the
+    basin-switching set) or a :class:`~.quadrature.ProductRule` (plain Gauss–Hermite). ``warm``: the
+    ``ChannelResult.h`` of a previous call with the same rule (warm start of the prox). ``use_symmetry``:
+    on a pinned branch integrate half the lines (the pinned hat is then returned as exactly 0).
+    """
+    nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry)
+    w1, w2, _, _ = prox_inputs(params, q, m, theta)(*nd.coords)
+    res = _hats(params, alpha, q, V, theta, nd.coords, nd.weights, (nd.h[0] - w1) / V, (nd.h[1] - w2) / V,
+                nd.M, nd.max_grad, nd.state)
+    if nd.half:
+        res.m_hat = 0.0 if m == 0.0 else res.m_hat
+        res.theta_hat = 0.0 if theta == 0.0 else res.theta_hat
+    return res
+
+
+def _hats(params, alpha, q, V, theta, coords, W, g1, g2, M, max_grad, state) -> ChannelResult:
+    """The Stein-form expectations of MODEL.md §6 from g = (ĥ − ω)/V at weighted nodes."""
+    xi1, xi2, y1, y2 = coords
+    sq = np.sqrt(max(q, _TINY))
+    sres = np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0))
     q_hat = alpha * float(W @ (g1 * g1 + g2 * g2))
     m_hat = alpha * float(W @ (g1 - g2))
-    if sres > 0:
-        theta_hat = alpha * float(W @ (g1 * y1 + g2 * y2)) / sres
-    else:
-        theta_hat = 0.0
+    theta_hat = alpha * float(W @ (g1 * y1 + g2 * y2)) / sres if sres > 0 else 0.0
     V_hat = -alpha * float(W @ (g1 * xi1 + g2 * xi2)) / sq + theta * theta_hat / max(q, _TINY)
-    EM = float(W @ M)
-    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, EM, (h1, h2), float(np.max(gn)))
+    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, float(W @ M), state, max_grad)
 
 
 def channel_derivative_forms(params: ModelParams, alpha: float, q: float, m: float, V: float, theta: float,
-                             nodes: np.ndarray, weights: np.ndarray, grid: int = 9) -> tuple[float, float]:
+                             rule: "SplitRule | ProductRule") -> tuple[float, float]:
     """(V̂, θ̂) in derivative form, V̂ = -α E[Σ ∂g_l/∂ω_l], θ̂ = α E[Σ ∂g_l/∂h*_l] (implicit function theorem).
 
-    Equal to the Stein forms of :func:`channel` up to quadrature error; used in tests.
+    The pointwise derivatives miss the jump (delta) terms of g on the basin-switching set that the Stein
+    forms of :func:`channel` contain; where the switches carry little weight the two agree (tested).
     """
     sigma2 = params.sigma ** 2
-    A = params.A_array
     om = params.omega
-    _, _, _, (w1, w2), (hs1, hs2) = _fields(params, q, m, theta, nodes)
-    t1, t2 = _prox.teacher_diag(hs1, hs2, om, A)
-    h1, h2, _, _ = _prox.prox(w1, w2, t1, t2, V, sigma2, grid=grid)
+    nd = solved_nodes(params, q, m, V, theta, rule, use_symmetry=False)
+    weights, (h1, h2) = nd.weights, nd.h
+    w1, w2, hs1, hs2 = preactivations(params, q, m, theta, *nd.coords)
+    t1, t2 = _prox.teacher_diag(hs1, hs2, om, params.A_array)
     J11, J12, J21, J22 = _prox.dh_domega(h1, h2, t1, t2, V, sigma2)
     V_hat = -alpha * float(weights @ ((J11 - 1) + (J22 - 1))) / V
     # mixed second derivatives C_ij = ∂²ℓ/∂h_i ∂h*_j

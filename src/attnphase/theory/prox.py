@@ -107,7 +107,7 @@ def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     return h1, h2
 
 
-def _newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
+def newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     """Safeguarded Newton from (h1, h2) (arrays of a common shape). Returns h1, h2, F, |∇F|."""
     shape = h1.shape
     bw = lambda a: np.broadcast_to(a, shape).ravel()  # noqa: E731
@@ -120,8 +120,7 @@ def _newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     return h1, h2, F, np.sqrt(G1 * G1 + G2 * G2)
 
 
-def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40, gtol: float = 1e-11,
-         all_starts: bool = False):
+def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40, gtol: float = 1e-11):
     """Global minimiser ĥ = argmin_h |h-ω|²/(2V) + ℓ(h, h*) for arrays ω = (w1, w2), t = (t1, t2).
 
     Returns ``(h1, h2, M, gradnorm)``; M is the minimal value (the Moreau envelope).
@@ -152,9 +151,7 @@ def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40
         starts2.append(np.asarray(warm[1], dtype=np.float64))
     H1 = np.stack(starts1)
     H2 = np.stack(starts2)
-    h1, h2, F, gn = _newton(H1, H2, w1, w2, t1, t2, V, sigma2, iters, gtol)
-    if all_starts:
-        return h1, h2, F, gn
+    h1, h2, F, gn = newton(H1, H2, w1, w2, t1, t2, V, sigma2, iters, gtol)
     k = np.argmin(F, axis=0)[None]
     pick = lambda a: np.take_along_axis(a, k, 0)[0]  # noqa: E731
     return pick(h1), pick(h2), pick(F), pick(gn)
@@ -166,28 +163,3 @@ def dh_domega(h1, h2, t1, t2, V, sigma2):
     B11, B12, B22 = 1 + V * H11, V * H12, 1 + V * H22
     det = B11 * B22 - B12 * B12
     return B22 / det, -B12 / det, -B12 / det, B11 / det
-
-
-def soft_select(h1, h2, F, gn, tau: float, tol: float = 1e-6):
-    """Finite-temperature selection over the distinct local minima found by the starts (axis 0).
-
-    Weights ``exp(-(M_k - M_min)/τ)`` over distinct converged minima (duplicates within ``tol`` count once);
-    returns the weights (K, N) and the soft-min envelope ``M_min - τ log Σ w``. τ = 0: the global argmin.
-    """
-    K = F.shape[0]
-    valid = (gn < 1e-6) | (F == F.min(axis=0))
-    Fv = np.where(valid, F, np.inf)
-    kmin = np.argmin(Fv, axis=0)
-    Mmin = np.take_along_axis(Fv, kmin[None], 0)[0]
-    if tau <= 0:
-        w = np.zeros_like(F)
-        np.put_along_axis(w, kmin[None], 1.0, 0)
-        return w, Mmin
-    uniq = valid.copy()
-    for k in range(1, K):
-        for j in range(k):
-            dup = (np.abs(h1[k] - h1[j]) < tol) & (np.abs(h2[k] - h2[j]) < tol) & valid[j]
-            uniq[k] &= ~dup
-    w = np.where(uniq, np.exp(-(Fv - Mmin) / tau), 0.0)
-    Z = w.sum(axis=0)
-    return w / Z, Mmin - tau * np.log(Z)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -42,3 +43,20 @@ def gauss_hermite(k: int, dim: int = 1) -> tuple[np.ndarray, np.ndarray]:
 def expect(f_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``Σ_i w_i f_i`` along the first axis."""
     return np.tensordot(weights, f_values, axes=(0, 0))
+
+
+@dataclass(frozen=True)
+class ProductRule:
+    """The plain product Gauss–Hermite rule of order ``nodes`` per dimension over (ξ1, ξ2, y1, y2).
+
+    Exact for smooth integrands of low degree; for the discontinuous channel integrands it converges
+    slowly (MODEL.md §7) — kept for comparison and for smooth expectations such as ε_g.
+    """
+
+    nodes: int = 8
+
+    def __post_init__(self) -> None:
+        check_int("nodes", self.nodes, 1)
+
+    def rule(self) -> tuple[np.ndarray, np.ndarray]:
+        return gauss_hermite(self.nodes, 4)

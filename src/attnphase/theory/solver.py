@@ -14,11 +14,13 @@ from ..model import ModelParams
 from .channel import channel
 from .observables import eps_g as _eps_g, free_energy
 from .prior import prior
-from .quadrature import gauss_hermite
+from .quadrature import ProductRule
+from .switching import SplitRule
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
 DEFAULT_NODES = 8
-"""Gauss–Hermite order per dimension of the 4-D product rule (DEFAULT_NODES**4 nodes)."""
+"""Default resolution ``nodes`` of the split-line rule: Gauss–Hermite order ``nodes`` in ξ_v, y_v and
+``4·nodes`` composite Gauss–Legendre panels in y_u (docs/theory.md, convergence study)."""
 
 _PINS = {"semantic": (False, True, False, False),       # pinned (q, m, V, θ): m̂ = 0
          "positional": (False, False, False, True),     # θ̂ = 0
@@ -51,6 +53,7 @@ class FixedPointSolution:
     stability: float | None
     stable: bool | None
     nodes: int
+    rule: str = "split"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -58,7 +61,17 @@ class FixedPointSolution:
         return d
 
 
-def _validate(params: ModelParams, alpha: float, branch: str, nodes: int) -> None:
+RULES = ("split", "product")
+COARSE_NODES = 4
+"""Outer order of the coarse split rule that a solve converges on first (to ``COARSE_RTOL``) before the
+default rule polishes the point (MODEL.md §7: the coarse map is ~1e-3 off, a good start)."""
+COARSE_RTOL = 1e-4
+STABILITY_NODES = 4
+"""Resolution of the (unpinned, so unsymmetrised and twice as costly) map evaluation behind ``stability``;
+the growth factor is a smooth derivative, accurate to ~1e-2 absolute on this rule (docs/theory.md)."""
+
+
+def _validate(params: ModelParams, alpha: float, branch: str, nodes: int, rule: str) -> None:
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
     if params.L != 2 or params.r != 1 or params.r_star != 1:
@@ -67,20 +80,33 @@ def _validate(params: ModelParams, alpha: float, branch: str, nodes: int) -> Non
     check_range("alpha", alpha, lo=0.0, lo_open=True)
     if branch not in BRANCHES:
         raise ParameterError("branch", f"one of {', '.join(BRANCHES)}", branch)
+    if rule not in RULES:
+        raise ParameterError("rule", f"one of {', '.join(RULES)}", rule)
     check_int("nodes", nodes, 2)
     if nodes > 40:
-        raise ParameterError("nodes", "an integer in [2, 40] (Gauss-Hermite order per dimension)", nodes)
+        raise ParameterError("nodes", "an integer in [2, 40] (resolution of the integration rule)", nodes)
+    if rule == "split" and nodes % 2:
+        raise ParameterError("nodes", "even for the split rule (an odd order puts nodes on the tokens' mirror "
+                             "plane, where the prox has exact ties)", nodes)
+
+
+def make_rule(nodes: int, rule: str = "split"):
+    """The integration rule of a given resolution: :class:`SplitRule` (Gauss–Hermite order ``nodes`` in
+    ξ_v, y_v; ``4·nodes`` panels in y_u) or :class:`ProductRule` (``nodes`` per dimension)."""
+    return SplitRule.of(nodes) if rule == "split" else ProductRule(nodes)
 
 
 class _Map:
-    def __init__(self, params, alpha, branch, X, W):
-        self.params, self.alpha, self.pins, self.X, self.W = params, alpha, _PINS[branch], X, W
+    """The fixed-point map x = (q, m, V, θ) -> prior(channel(x)) of MODEL.md §6, hats pinned to the branch."""
+
+    def __init__(self, params, alpha, branch, rule):
+        self.params, self.alpha, self.pins, self.rule = params, alpha, _PINS[branch], rule
         self.warm = None
         self.evals = 0
 
     def hats(self, x):
         q, m, V, th = x
-        ch = channel(self.params, self.alpha, q, m, V, th, self.X, self.W, warm=self.warm)
+        ch = channel(self.params, self.alpha, q, m, V, th, self.rule, warm=self.warm)
         self.warm = ch.h
         self.evals += 1
         h = np.array([ch.q_hat, ch.m_hat, ch.V_hat, ch.theta_hat])
@@ -92,98 +118,142 @@ class _Map:
         return np.array(prior(self.params, *h)), h, ch
 
 
-def _rel(a, b):
-    return float(np.max(np.abs(a - b) / (np.maximum(np.abs(a), np.abs(b)) + _FLOOR)))
+def _rel(a, b, floor=_FLOOR):
+    return float(np.max(np.abs(a - b) / (np.maximum(np.abs(a), np.abs(b)) + floor)))
 
 
-def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
-                rtol: float = 1e-7, max_steps: int = 300, init: "FixedPointSolution | None" = None,
-                stability: bool = True, damping: float = 0.6, anderson: int = 4) -> FixedPointSolution:
-    """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``.
+def _floors(params: ModelParams, x: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scales below which a change of an order parameter counts as absolute, not relative: m and θ against
+    1e-3·σ√q (both are bounded by that scale; on a collapsing branch they shrink to round-off, whose relative
+    change is meaningless), m̂ and θ̂ against 1e-3·√q̂, V̂ (which may cross zero) against 1e-3·(λ/σ² + 1e-6)."""
+    s2 = params.sigma ** 2
+    xo = 1e-3 * params.sigma * math.sqrt(max(abs(x[0]), 0.0))
+    ho = 1e-3 * math.sqrt(max(abs(h[0]), 0.0))
+    return (np.array([_FLOOR, _FLOOR + xo, _FLOOR, _FLOOR + xo]),
+            np.array([_FLOOR, _FLOOR + ho, 1e-3 * (params.lam / s2 + 1e-6), _FLOOR + ho]))
 
-    Convergence: the relative change of the UNDAMPED map over all eight order parameters,
-    ``max(|F(x) - x| / |x|, |x̂(x_k) - x̂(x_{k-1})| / |x̂|) < rtol`` (absolute floor 1e-9).
-    Iteration: damped (``damping`` = weight of the new map value) with Anderson mixing of depth ``anderson``
-    (0 switches it off), guarded: non-positive q or V fall back to the damped step.
-    Never returns an unconverged point silently: ``converged=False`` and ``status`` says why.
-    """
-    nodes = DEFAULT_NODES if nodes is None else nodes
-    _validate(params, alpha, branch, nodes)
-    check_range("rtol", rtol, lo=0.0, lo_open=True)
-    max_steps = check_int("max_steps", max_steps, 1)
-    check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
-    alpha = float(alpha)
-    X, W = gauss_hermite(nodes, 4)
-    F = _Map(params, alpha, branch, X, W)
+
+def _start(branch: str, init) -> np.ndarray:
     pins = np.array(_PINS[branch])
     x = np.array([init.q, init.m, init.V, init.theta] if init is not None else _INIT[branch], dtype=float)
-    if init is not None and init.branch != branch:
-        x[pins] = 0.0
     x[pins] = 0.0
     if branch in ("semantic", "free") and x[3] <= 0:
         x[3] = 0.1 * math.sqrt(max(x[0], 1e-6))
     if branch in ("positional", "free") and x[1] == 0:
         x[1] = 0.1
-    xs, fs = [], []
+    return x
+
+
+def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float, anderson: int,
+             pairs: list | None = None):
+    """Damped iteration with Anderson mixing until the undamped residual is below ``rtol``.
+
+    Anderson (type II) on the residual ``f(x) = F(x) − x`` from the last ``anderson`` secant pairs
+    ``(Δx, Δf)``. ``pairs``: secant pairs of a previous stage (the same map on a coarser rule, whose Jacobian
+    is nearly the same); new pairs are formed only between iterates of this stage. Extended in place.
+    Returns ``(x, h, ch, converged, status, residual, steps)`` where ``h, ch`` are the hats at ``x``.
+    """
+    pins = np.array(F.pins)
+    pairs = [] if pairs is None else pairs
+    last = None
     h_prev = None
-    residual = math.inf
-    status = "max_steps reached"
-    converged = False
+    residual, status, converged = math.inf, "max_steps reached", False
+    h = ch = None
     it = 0
-    ch = None
     try:
         for it in range(1, max_steps + 1):
             fx, h, ch = F(x)
             if not np.all(np.isfinite(fx)):
                 status = "non-finite map value"
                 break
-            r = _rel(fx, x)
-            if h_prev is not None:
-                r = max(r, _rel(h, h_prev))
-            else:
-                r = max(r, 1.0)
+            fl_x, fl_h = _floors(F.params, x, h)
+            residual = max(_rel(fx, x, fl_x), _rel(h, h_prev, fl_h) if h_prev is not None else 1.0)
             h_prev = h
-            residual = r
-            if r < rtol:
+            if residual < rtol:
                 converged, status = True, "converged"
-                x = fx
                 break
-            # Anderson mixing on g(x) = F(x) - x
-            xs.append(x.copy())
-            fs.append(fx - x)
-            xs, fs = xs[-(anderson + 1):], fs[-(anderson + 1):]
-            x_new = x + damping * (fx - x)
-            if anderson > 0 and len(xs) > 1:
-                dX = np.array([xs[i + 1] - xs[i] for i in range(len(xs) - 1)]).T
-                dF = np.array([fs[i + 1] - fs[i] for i in range(len(fs) - 1)]).T
-                free = ~pins
+            f = fx - x
+            if last is not None:
+                pairs.append((x - last[0], f - last[1]))
+                del pairs[:-anderson]
+            last = (x.copy(), f)
+            x_new = x + damping * f
+            if anderson > 0 and pairs:
+                dX = np.array([p[0] for p in pairs]).T
+                dF = np.array([p[1] for p in pairs]).T
                 try:
-                    gam, *_ = np.linalg.lstsq(dF[free], fs[-1][free], rcond=None)
-                    cand = x + damping * fs[-1] - (dX + damping * dF) @ gam
+                    gam, *_ = np.linalg.lstsq(dF[~pins], f[~pins], rcond=None)
+                    cand = x + damping * f - (dX + damping * dF) @ gam
                     cand[pins] = 0.0
-                    if cand[0] > 0 and cand[2] > 0 and np.all(np.isfinite(cand)) \
-                            and _rel(cand, x) < 0.5:
+                    if cand[0] > 0 and cand[2] > 0 and np.all(np.isfinite(cand)) and _rel(cand, x) < 0.5:
                         x_new = cand
                 except np.linalg.LinAlgError:
                     pass
             x_new[pins] = 0.0
             x = x_new
     except FloatingPointError as exc:
-        status = f"map failed: {exc}"
+        status, h, ch = f"map failed: {exc}", None, None
     if not converged and status == "max_steps reached":
         status = f"not converged after {max_steps} steps (residual {residual:.2e} > rtol {rtol:.0e})"
-    # final observables at x (recompute hats at the returned point)
-    fx, h, ch = F(x)
+    return x, h, ch, converged, status, residual, it
+
+
+def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
+                rule: str = "split", rtol: float = 1e-6, max_steps: int = 300,
+                init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
+                anderson: int = 4, coarse: bool = True, secants: list | None = None) -> FixedPointSolution:
+    """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``.
+
+    ``rule="split"`` (default) integrates along lines split at the basin switches
+    (:mod:`.switching`, outer order ``nodes``); ``"product"`` is the plain Gauss–Hermite rule.
+    With ``coarse`` (and the split rule) the point is first converged on the coarse rule (outer order
+    ``COARSE_NODES``, to ``COARSE_RTOL``) and then polished on the requested one — unless ``init`` is a
+    solution on the same rule (a neighbour in a continuation), which is already closer than the coarse
+    rule's fixed point and ``secants`` (Anderson secant pairs from the neighbour's solve, whose map has nearly
+    the same Jacobian; extended in place, so a continuation passes the same list along) are given.
+    Convergence: the relative change of the UNDAMPED map over all eight order parameters,
+    ``max(|F(x) - x| / |x|, |x̂(x_k) - x̂(x_{k-1})| / |x̂|) < rtol`` (with floors, see ``_floors``). The split
+    rule's map is piecewise smooth with a noise floor of ~3e-7 (sub-intervals whose switch flag toggles), so
+    ``rtol`` much below 1e-6 is not reachable; the integration error itself is ~1e-5–1e-4 (docs/theory.md).
+    Iteration: damped (``damping`` = weight of the new map value) with Anderson mixing of depth ``anderson``
+    (0 switches it off), guarded: non-positive q or V fall back to the damped step.
+    Never returns an unconverged point silently: ``converged=False`` and ``status`` says why.
+    """
+    nodes = DEFAULT_NODES if nodes is None else nodes
+    _validate(params, alpha, branch, nodes, rule)
+    check_range("rtol", rtol, lo=0.0, lo_open=True)
+    max_steps = check_int("max_steps", max_steps, 1)
+    check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
+    alpha = float(alpha)
+    stages = [(make_rule(nodes, rule), rtol)]
+    # in a continuation (a neighbour on the same rule, with its secant pairs) the start is already closer than
+    # the coarse rule's fixed point; a lone warm start is not (the fine stage would rebuild the secants)
+    continuing = bool(secants) and getattr(init, "nodes", None) == nodes and getattr(init, "rule", None) == rule
+    if coarse and rule == "split" and nodes > COARSE_NODES and not continuing:
+        stages.insert(0, (make_rule(COARSE_NODES, rule), max(rtol, COARSE_RTOL)))
+    x = _start(branch, init)
+    steps = 0
+    pairs: list = [] if secants is None else secants
+    for R, tol in stages:
+        F = _Map(params, alpha, branch, R)
+        x, h, ch, converged, status, residual, it = _iterate(F, x, tol, max_steps, damping, anderson, pairs)
+        steps += it
+        if ch is None:
+            break
+    if ch is None:
+        nan = float("nan")
+        return FixedPointSolution(alpha, branch, params, *map(float, x), nan, nan, nan, nan, nan, nan, False,
+                                  steps, float(residual), status, None, None, nodes, rule)
     q, m, V, th = (float(v) for v in x)
     qh, mh, Vh, thh = (float(v) for v in h)
     et = -free_energy(params, alpha, q, m, V, th, qh, mh, Vh, thh, ch.EM)
-    eg = _eps_g(params, q, m, th, X, W)
+    eg = _eps_g(params, q, m, th)
     stab = stable = None
     if stability and branch != "free" and np.isfinite(x).all():
-        stab = _stability(F, x, branch)
+        stab = _stability(_Map(params, alpha, branch, make_rule(min(nodes, STABILITY_NODES), rule)), x, branch)
         stable = bool(stab <= 1.0)
-    return FixedPointSolution(alpha, branch, params, q, m, V, th, qh, mh, Vh, thh, eg, et, converged, it,
-                              float(residual), status, stab, stable, nodes)
+    return FixedPointSolution(alpha, branch, params, q, m, V, th, qh, mh, Vh, thh, eg, et, converged, steps,
+                              float(residual), status, stab, stable, nodes, rule)
 
 
 def _stability(F: _Map, x: np.ndarray, branch: str, eps: float = 1e-4) -> float:
@@ -216,19 +286,36 @@ def solve_curve(params: ModelParams, alphas: Sequence[float], branch: str, *,
     (converged=False) and the next one starts from the last converged point."""
     sols: list[FixedPointSolution] = []
     init = kw.pop("init", None)
+    done: list[FixedPointSolution] = []   # converged points, for the predictor
+    secants: list = []
     for i, a in enumerate(alphas):
-        s = solve_point(params, float(a), branch, init=init, **kw)
+        start = _predict(done, float(a)) if len(done) >= 2 else init
+        s = solve_point(params, float(a), branch, init=start, secants=secants, **kw)
         sols.append(s)
         if s.converged:
             init = s
+            done.append(s)
+        else:
+            secants.clear()
         if progress is not None:
             progress(i)
     return sols
 
 
+def _predict(done: Sequence[FixedPointSolution], alpha: float):
+    """Linear extrapolation in α of (q, m, V, θ) from the last two converged points (continuation predictor);
+    falls back to the last point where the extrapolation leaves the domain (q or V not positive)."""
+    a, b = done[-2], done[-1]
+    t = (alpha - b.alpha) / (b.alpha - a.alpha) if b.alpha != a.alpha else 0.0
+    guess = {k: getattr(b, k) + t * (getattr(b, k) - getattr(a, k)) for k in ("q", "m", "V", "theta")}
+    if guess["q"] <= 0 or guess["V"] <= 0 or abs(t) > 2:
+        return b
+    return _dc_replace(b, alpha=alpha, **guess)
+
+
 _COLUMNS = ["alpha", "omega", "sigma", "lam", "branch", "q", "m", "V", "theta", "q_hat", "m_hat", "V_hat",
             "theta_hat", "eps_g", "e_t", "converged", "iterations", "residual", "status", "stability",
-            "stable", "nodes"]
+            "stable", "nodes", "rule"]
 
 
 def curve_table(solutions: Sequence[FixedPointSolution]):
