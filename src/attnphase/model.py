@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -164,6 +164,74 @@ def sample_loss(Q: jax.Array, x: jax.Array, y: jax.Array, p: jax.Array) -> jax.A
 def empirical_risk(Q: jax.Array, X: jax.Array, Y: jax.Array, p: jax.Array, lam: float) -> jax.Array:
     """``R(Q) = Σ_μ ℓ_μ + (λ/2) ‖Q‖_F²`` (MODEL.md §2)."""
     return jnp.sum(sample_loss(Q, X, Y, p)) + 0.5 * lam * jnp.sum(Q * Q)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The same empirical risk from per-sample sufficient statistics (fast form for training)
+
+
+class RiskStatistics(NamedTuple):
+    """Per-sample sufficient statistics of a training set for ``R(Q)`` (MODEL.md §2).
+
+    ``Z = X + p`` (n, L, d): tokens plus positional encodings, the only ``d``-dimensional data the
+    student sees; ``G_zz = Z Zᵀ/d``, ``G_zy = Z Yᵀ/d`` (n, L, L) and ``G_yy = ‖Y‖²/d`` (n,).
+    """
+
+    Z: jax.Array
+    G_zz: jax.Array
+    G_zy: jax.Array
+    G_yy: jax.Array
+
+
+def risk_statistics(X: jax.Array, Y: jax.Array, p: jax.Array) -> RiskStatistics:
+    """Precompute :class:`RiskStatistics` once per training set (one pass over ``X`` and ``Y``)."""
+    d = X.shape[-1]
+    Z = X + p
+    return RiskStatistics(Z=Z, G_zz=jnp.einsum("nld,nkd->nlk", Z, Z) / d,
+                          G_zy=jnp.einsum("nld,nkd->nlk", Z, Y) / d,
+                          G_yy=jnp.sum(Y * Y, axis=(-2, -1)) / d)
+
+
+@jax.custom_vjp
+def _rows_times(Z2: jax.Array, Q: jax.Array) -> jax.Array:
+    """``Z2 @ Q`` for row-major ``Z2 (N, d)``; its VJP ``(gᵀ Z2)ᵀ`` streams ``Z2`` row by row again.
+
+    (Left to autodiff, XLA on CPU materialises a transposed copy of ``Z2`` at every gradient.)
+    Reverse mode only (``jax.custom_vjp``): ``jax.jvp``/``jax.hessian`` of the fast risk are not supported.
+    """
+    return Z2 @ Q
+
+
+def _rows_times_fwd(Z2, Q):
+    return Z2 @ Q, (Z2, Q)
+
+
+def _rows_times_bwd(res, g):
+    Z2, Q = res
+    return g @ Q.T, (g.T @ Z2).T
+
+
+_rows_times.defvjp(_rows_times_fwd, _rows_times_bwd)
+
+
+def sample_loss_from_statistics(h: jax.Array, stats: RiskStatistics) -> jax.Array:
+    """``ℓ = ½[G_yy − 2 tr(S G_zy) + tr(S G_zz Sᵀ)]`` with ``S = softmax(h hᵀ)``: ``‖y − S z‖²/(2d)``
+    of MODEL.md §2 expanded in the per-sample statistics; ``h (n, L, r)`` -> ``(n,)``."""
+    S = softmax_attention(h)
+    cross = jnp.einsum("nlk,nkl->n", S, stats.G_zy)
+    quad = jnp.einsum("nlk,nkj,nlj->n", S, stats.G_zz, S)
+    return 0.5 * (stats.G_yy - 2.0 * cross + quad)
+
+
+def empirical_risk_from_statistics(Q: jax.Array, stats: RiskStatistics, lam) -> jax.Array:
+    """``R(Q) = Σ_μ ℓ_μ + (λ/2)‖Q‖_F²`` (MODEL.md §2), equal to :func:`empirical_risk`, computed from
+    :func:`risk_statistics`: each evaluation (and each gradient) reads ``Z`` once, for
+    ``h = Z Q/√d`` (and once more for ``∇R = Σ_μ Z_μᵀ ∂ℓ_μ/∂h_μ /√d + λQ``), instead of streaming ``X`` and
+    ``Y`` several times. In float32 it agrees with :func:`empirical_risk` to ~1e-7 relative at d = 1000.
+    """
+    n, L, d = stats.Z.shape
+    h = _rows_times(stats.Z.reshape(n * L, d), Q).reshape(n, L, Q.shape[-1]) / math.sqrt(d)
+    return jnp.sum(sample_loss_from_statistics(h, stats)) + 0.5 * lam * jnp.sum(Q * Q)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -14,7 +14,15 @@ and ``q`` is the trace of the ``r×r`` self overlap.
 
 Every instance ``i`` draws its teacher, training set, test set and random initialisation from
 ``jax.random.fold_in(jax.random.key(seed), i)``, so instance ``i`` is identical whether it is run alone or
-in a batch. All instances are trained in one jit-compiled, vmapped call.
+in a batch. All instances are trained in one jit-compiled call: vmapped together while their data fit
+in the CPU cache, otherwise in cache-sized vmapped groups one after another (:func:`instances_per_batch`).
+
+Speed: training evaluates ``R`` and ``∇R`` in the sufficient-statistics form
+:func:`attnphase.model.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
+reported ``e_t`` is then evaluated with the reference :func:`attnphase.model.empirical_risk`. σ, λ, ω, A,
+the initialisation and the optimiser's numbers (lr, steps, gtol, max_iter) are traced arguments of the
+compiled function, so changing them does not recompile; d, n, L, r, r*, P, the optimiser, x64 and the
+number of test samples do.
 """
 
 from __future__ import annotations
@@ -29,9 +37,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import baseline as _bl
-from .data import n_samples, sample_dataset, sample_teacher
+from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
-from .model import ModelParams, empirical_risk, positional_directions, positional_encodings, sample_loss
+from .model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_directions,
+                    positional_encodings, risk_statistics, sample_loss)
 from .provenance import provenance
 
 INITS = ("semantic", "positional", "random")
@@ -49,7 +58,12 @@ class TrainConfig:
     ``"positional"`` (``Q₀[:, 0] = 1_d/√d`` as in the paper, further columns ``0.01·N(0,1)``),
     ``"random"`` (``0.1·N(0,1)``).
     optimizer: ``"gd"`` (full-batch GD on R, ``steps`` iterations of step ``lr``) or ``"lbfgs"``
-    (optax L-BFGS with zoom line search, until ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q₀)‖)`` or ``max_iter``).
+    (``warmup_steps`` GD steps of step ``lr``, then optax L-BFGS with zoom line search until
+    ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q_warm)‖)`` or ``max_iter`` iterations).
+    warmup_steps: the GD warm-up of ``"lbfgs"``. Started cold, L-BFGS's first long steps can cross into a
+    neighbouring stationary point (seen at d = 1000: positional start at α = 2, semantic start at α = 0.5,
+    e_t 0.03–0.3 % above GD's limit); after 300 GD steps it lands on the point GD converges to
+    (e_t equal to 8 digits, docs/benchmarks.md).
     x64: train in float64 (otherwise float32).
     """
 
@@ -59,6 +73,7 @@ class TrainConfig:
     steps: int = 5000
     gtol: float = 1e-6
     max_iter: int = 2000
+    warmup_steps: int = 300
     x64: bool = False
 
     def __post_init__(self) -> None:
@@ -70,6 +85,7 @@ class TrainConfig:
         object.__setattr__(self, "steps", check_int("steps", self.steps, 0))
         object.__setattr__(self, "gtol", check_range("gtol", self.gtol, lo=0.0, lo_open=True))
         object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, 1))
+        object.__setattr__(self, "warmup_steps", check_int("warmup_steps", self.warmup_steps, 0))
         if not isinstance(self.x64, bool):
             raise ParameterError("x64", "a bool", self.x64)
 
@@ -138,18 +154,24 @@ class SimulationResult:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _initial_Q(key, init: str, Q_star, params: ModelParams, d: int, dtype):
-    r = params.r
-    if init == "semantic":
-        if params.r_star == r:
+def _initial_Q(key, init_index, Q_star, r: int, d: int, dtype):
+    """``Q₀`` for ``INITS[init_index]`` (a traced index: changing the initialisation does not recompile)."""
+    r_star = Q_star.shape[1]
+    noise = jax.random.normal(key, (d, r), dtype)  # one draw serves all three (as before: same key)
+
+    def semantic():
+        if r_star == r:
             return Q_star
-        Q0 = 0.01 * jax.random.normal(key, (d, r), dtype)
-        c = min(r, params.r_star)
-        return Q0.at[:, :c].set(Q_star[:, :c])
-    if init == "positional":
-        Q0 = 0.01 * jax.random.normal(key, (d, r), dtype)
-        return Q0.at[:, 0].set(jnp.full((d,), 1.0 / math.sqrt(d), dtype))
-    return 0.1 * jax.random.normal(key, (d, r), dtype)
+        c = min(r, r_star)
+        return (0.01 * noise).at[:, :c].set(Q_star[:, :c])
+
+    def positional():
+        return (0.01 * noise).at[:, 0].set(jnp.full((d,), 1.0 / math.sqrt(d), dtype))
+
+    def random():
+        return 0.1 * noise
+
+    return jax.lax.switch(init_index, (semantic, positional, random))
 
 
 def _observables(Q, Q_star, u, sigma):
@@ -160,60 +182,107 @@ def _observables(Q, Q_star, u, sigma):
     return jnp.sqrt(jnp.sum(m * m)), sigma ** 2 * jnp.sqrt(jnp.sum(th * th)), jnp.sqrt(jnp.sum(th * th)), jnp.trace(qq)
 
 
+def _grad_norm(g):
+    return jnp.sqrt(jnp.sum(g * g))
+
+
+def _gradient_descent(risk, Q0, steps, lr):
+    """``steps`` full-batch steps ``Q ← Q − lr ∇R(Q)`` (MODEL.md §4)."""
+    grad = jax.grad(risk)
+    return jax.lax.fori_loop(0, steps, lambda i, Q: Q - lr * grad(Q), Q0)
+
+
+def _train_gd(risk, Q0, knobs):
+    """The paper's protocol (MODEL.md §4): ``steps`` GD steps of step ``lr``."""
+    Q = _gradient_descent(risk, Q0, knobs["steps"], knobs["lr"])
+    R, g = jax.value_and_grad(risk)(Q)
+    gn = _grad_norm(g)
+    conv = jnp.isfinite(R) & jnp.isfinite(gn) & jnp.all(jnp.isfinite(Q))
+    return Q, knobs["steps"], gn, conv
+
+
+def _train_lbfgs(risk, Q0, knobs):
+    """``warmup_steps`` GD steps, then optax L-BFGS (zoom line search) until ``‖∇R‖ ≤ gtol·max(1, ‖∇R‖₀)``
+    (``‖∇R‖₀`` after the warm-up) or ``max_iter`` L-BFGS iterations (the count returned)."""
+    import optax
+    Q0 = _gradient_descent(risk, Q0, knobs["warmup_steps"], knobs["lr"])
+    opt = optax.lbfgs()
+    vg = optax.value_and_grad_from_state(risk)
+    tol = knobs["gtol"] * jnp.maximum(1.0, _grad_norm(jax.grad(risk)(Q0)))
+
+    def body(c):
+        Q, st, it, _ = c
+        v, g = vg(Q, state=st)
+        upd, st = opt.update(g, st, Q, value=v, grad=g, value_fn=risk)
+        return optax.apply_updates(Q, upd), st, it + 1, _grad_norm(optax.tree_utils.tree_get(st, "grad"))
+
+    def cond(c):
+        _, _, it, gn = c
+        return (it == 0) | ((it < knobs["max_iter"]) & (gn > tol) & jnp.isfinite(gn))
+
+    init = (Q0, opt.init(Q0), jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, Q0.dtype))
+    Q, _, iters, _ = jax.lax.while_loop(cond, body, init)
+    R, g = jax.value_and_grad(risk)(Q)
+    gn = _grad_norm(g)
+    return Q, iters, gn, (gn <= tol) & jnp.isfinite(R)
+
+
+_TRAINERS = {"gd": _train_gd, "lbfgs": _train_lbfgs}
+# Instances whose data Z = X + p together exceed this many bytes are trained one after another
+# (lax.map) rather than vmapped: GD and L-BFGS stream Z twice per gradient, which is ~3x faster
+# when Z stays in the CPU's last-level cache (32 MiB here) than when a vmapped batch streams from DRAM.
+_CACHE_BYTES = 16 * 2 ** 20
+
+
+def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int) -> int:
+    """How many instances :func:`simulate` vmaps together (the rest of the batch runs sequentially)."""
+    return max(1, min(instances, _CACHE_BYTES // max(1, n * L * d * itemsize)))
+
+
+def _structure(params: ModelParams) -> ModelParams:
+    """The shape-determining part of ``params`` (L, r, r*, P); σ, λ, ω, A are passed as traced knobs."""
+    return ModelParams(L=params.L, r=params.r, r_star=params.r_star, P=params.P)
+
+
+def _knobs(params: ModelParams, config: TrainConfig, dtype) -> dict[str, jax.Array]:
+    """The run's numbers that do not change compiled shapes, as arrays (so changing them never recompiles)."""
+    f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
+    return dict(sigma=f(params.sigma), lam=f(params.lam), omega=f(params.omega), A=f(params.A_array),
+                lr=f(config.lr), gtol=f(config.gtol), steps=jnp.asarray(config.steps, jnp.int32),
+                max_iter=jnp.asarray(config.max_iter, jnp.int32),
+                warmup_steps=jnp.asarray(config.warmup_steps, jnp.int32),
+                init_index=jnp.asarray(INITS.index(config.init), jnp.int32))
+
+
 @lru_cache(maxsize=32)
-def _build(params: ModelParams, d: int, n: int, config: TrainConfig, test_samples: int):
-    """A jitted ``keys -> dict of per-instance arrays`` for fixed shapes (cached across calls)."""
-    dtype = jnp.float64 if config.x64 else jnp.float32
-    lam = params.lam
+def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, test_samples: int, batch: int):
+    """A jitted ``(keys, knobs) -> dict of per-instance arrays`` for fixed shapes (cached across calls).
+
+    ``batch`` instances are vmapped together; batches run one after another inside the same call.
+    """
+    dtype = jnp.float64 if x64 else jnp.float32
     chunk = min(_TEST_CHUNK, test_samples)
     n_chunks = -(-test_samples // chunk)
+    train = _TRAINERS[optimizer]
+    L = structure.L
 
-    def one(key):
+    def one(key, kn):
         k_teacher, k_train, k_test, k_init = jax.random.split(key, 4)
-        Q_star = sample_teacher(k_teacher, params, d, dtype)
-        X, Y = sample_dataset(k_train, params, Q_star, n)
-        p = positional_encodings(params, d, dtype)
-        u = positional_directions(d, params.k, dtype)
-        risk = lambda Q: empirical_risk(Q, X, Y, p, lam)  # noqa: E731
-        grad = jax.grad(risk)
-        Q0 = _initial_Q(k_init, config.init, Q_star, params, d, dtype)
-
-        if config.optimizer == "gd":
-            lr = jnp.asarray(config.lr, dtype)
-            Q = jax.lax.fori_loop(0, config.steps, lambda i, Q: Q - lr * grad(Q), Q0)
-            R, g = jax.value_and_grad(risk)(Q)
-            gn = jnp.sqrt(jnp.sum(g * g))
-            iters = jnp.asarray(config.steps, jnp.int32)
-            conv = jnp.isfinite(R) & jnp.isfinite(gn) & jnp.all(jnp.isfinite(Q))
-        else:
-            import optax
-            opt = optax.lbfgs()
-            vg = optax.value_and_grad_from_state(risk)
-            g0 = grad(Q0)
-            tol = config.gtol * jnp.maximum(1.0, jnp.sqrt(jnp.sum(g0 * g0)))
-
-            def body(c):
-                Q, st, it, _ = c
-                v, g = vg(Q, state=st)
-                upd, st = opt.update(g, st, Q, value=v, grad=g, value_fn=risk)
-                Q = optax.apply_updates(Q, upd)
-                gnew = optax.tree_utils.tree_get(st, "grad")
-                return Q, st, it + 1, jnp.sqrt(jnp.sum(gnew * gnew))
-
-            def cond(c):
-                _, _, it, gn = c
-                return (it == 0) | ((it < config.max_iter) & (gn > tol) & jnp.isfinite(gn))
-
-            init = (Q0, opt.init(Q0), jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, dtype))
-            Q, _, iters, _ = jax.lax.while_loop(cond, body, init)
-            R, g = jax.value_and_grad(risk)(Q)
-            gn = jnp.sqrt(jnp.sum(g * g))
-            conv = (gn <= tol) & jnp.isfinite(R)
-
+        Q_star = sample_teacher(k_teacher, structure, d, dtype)
+        X, Y = labelled_dataset(k_train, Q_star, n, L, kn["sigma"], kn["omega"], kn["A"])
+        p = positional_encodings(structure, d, dtype)
+        u = positional_directions(d, structure.k, dtype)
+        # the barrier makes XLA materialise Z once; fused into the training loop, its producer
+        # (X + p) is recomputed inside every matrix-vector product, ~2x slower per step on CPU
+        stats = jax.lax.optimization_barrier(risk_statistics(X, Y, p))
+        Q0 = _initial_Q(k_init, kn["init_index"], Q_star, structure.r, d, dtype)
+        Q, iters, gn, conv = train(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
+        R = empirical_risk(Q, X, Y, p, kn["lam"])  # the reported e_t uses the reference definition
         B = _bl.fit_linear(X, Y)
 
         def test_chunk(carry, j):
-            Xt, Yt = sample_dataset(jax.random.fold_in(k_test, j), params, Q_star, chunk)
+            Xt, Yt = labelled_dataset(jax.random.fold_in(k_test, j), Q_star, chunk, L, kn["sigma"],
+                                      kn["omega"], kn["A"])
             w = (j * chunk + jnp.arange(chunk)) < test_samples
             la = jnp.sum(jnp.where(w, sample_loss(Q, Xt, Yt, p), 0.0))
             ll = jnp.sum(jnp.where(w, _bl.linear_sample_loss(B, Xt, Yt), 0.0))
@@ -221,11 +290,14 @@ def _build(params: ModelParams, d: int, n: int, config: TrainConfig, test_sample
 
         zero = jnp.asarray(0.0, dtype)
         (sa, sl), _ = jax.lax.scan(test_chunk, (zero, zero), jnp.arange(n_chunks))
-        m, theta, tos, q = _observables(Q, Q_star, u, params.sigma)
+        m, theta, tos, q = _observables(Q, Q_star, u, kn["sigma"])
         return dict(m=m, theta=theta, theta_over_sigma2=tos, q=q, e_t=R / d, eps_g=sa / test_samples,
                     eps_lin=sl / test_samples, grad_norm=gn, iterations=iters, converged=conv)
 
-    return jax.jit(jax.vmap(one))
+    def run(keys, kn):
+        return jax.lax.map(lambda k: one(k, kn), keys, batch_size=batch)
+
+    return jax.jit(run)
 
 
 def instance_keys(seed: int, instances: int, start: int = 0) -> jax.Array:
@@ -261,9 +333,11 @@ def simulate(params: ModelParams, *, alpha: float, d: int, config: TrainConfig =
 
     ctx = jax.enable_x64(True) if config.x64 else _nullcontext()
     with ctx:
-        fn = _build(params, d, n, config, test_samples)
+        dtype = jnp.float64 if config.x64 else jnp.float32
+        batch = instances_per_batch(n, params.L, d, jnp.dtype(dtype).itemsize, instances)
+        fn = _build(_structure(params), d, n, config.optimizer, config.x64, test_samples, batch)
         say(f"compiling + training {instances} instance(s), d={d}, n={n}, {config.optimizer}")
-        out = fn(instance_keys(seed, instances))
+        out = fn(instance_keys(seed, instances), _knobs(params, config, dtype))
         out = {k: np.asarray(jax.device_get(v)) for k, v in out.items()}
     say("done")
     conv = out["converged"].astype(bool)

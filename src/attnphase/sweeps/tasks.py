@@ -108,7 +108,7 @@ def _arr(x: Any) -> list:
 def run_simulate(cfg: dict[str, Any]) -> dict[str, Any]:
     from ..simulate import TrainConfig, simulate  # lazy: developed in parallel
     p = cfg["params"]
-    tc_keys = ("init", "optimizer", "lr", "steps", "gtol", "max_iter", "x64")
+    tc_keys = ("init", "optimizer", "lr", "steps", "gtol", "max_iter", "warmup_steps", "x64")
     tc = TrainConfig(**{k: p[k] for k in tc_keys if k in p and p[k] is not None})
     res = simulate(model_params(cfg), alpha=p["alpha"], d=p["d"], config=tc,
                    instances=cfg.get("instances", 1), seed=cfg["seed"],
@@ -157,8 +157,8 @@ register_kind(TaskKind(
     "simulate", run_simulate, instanced=True,
     params={"alpha": _pos_float, "d": _int_ge(1), "init": _choice("semantic", "positional", "random"),
             "optimizer": _choice("gd", "lbfgs"), "lr": _pos_float, "steps": _int_ge(0),
-            "gtol": _opt(_pos_float), "max_iter": _opt(_int_ge(1)), "x64": _bool,
-            "test_samples": _int_ge(1)},
+            "gtol": _opt(_pos_float), "max_iter": _opt(_int_ge(1)), "warmup_steps": _opt(_int_ge(0)),
+            "x64": _bool, "test_samples": _int_ge(1)},
     defaults={"init": "semantic", "optimizer": "gd", "lr": 0.15, "steps": 5000, "x64": False,
               "test_samples": 50_000},
 ))
