@@ -66,15 +66,15 @@ _STEPS = np.array([1.0, 0.5, 0.25, 0.1, 0.03, 0.0])
 
 
 def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
-    """Safeguarded Newton on flat arrays, iterating only on the still-active elements."""
+    """Safeguarded Newton on flat arrays, iterating only on the still-active elements (the working arrays are
+    compacted when elements finish, and finished elements are written back once)."""
     iv = 1.0 / V
     h1, h2 = h1.copy(), h2.copy()
-    act = np.arange(h1.size)
+    idx = np.arange(h1.size)
+    a1, a2, W1, W2, T1, T2 = h1.copy(), h2.copy(), w1, w2, t1, t2
     for _ in range(iters):
-        if act.size == 0:
+        if idx.size == 0:
             break
-        a1, a2 = h1[act], h2[act]
-        W1, W2, T1, T2 = w1[act], w2[act], t1[act], t2[act]
         l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, T1, T2, sigma2)
         G1 = (a1 - W1) * iv + g1
         G2 = (a2 - W2) * iv + g2
@@ -91,19 +91,25 @@ def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
         cap = np.minimum(1.0, 2.0 / np.maximum(dn, 1e-300))
         d1, d2 = d1 * cap, d2 * cap
         F0 = ((a1 - W1) ** 2 + (a2 - W2) ** 2) * (0.5 * iv) + l
+        # backtracking: the full step for all, shorter ones only for the elements that still need one
         bt = np.zeros_like(a1)
-        todo = np.ones(a1.shape, bool)
+        sub = np.arange(a1.size)
         for s in _STEPS[:-1]:
-            Fs = objective(a1 + s * d1, a2 + s * d2, W1, W2, T1, T2, V, sigma2)
-            ok = todo & (Fs < F0)
-            bt = np.where(ok, s, bt)
-            todo &= ~ok
-            if not todo.any():
+            Fs = objective(a1[sub] + s * d1[sub], a2[sub] + s * d2[sub], W1[sub], W2[sub], T1[sub], T2[sub], V,
+                           sigma2)
+            ok = Fs < F0[sub]
+            bt[sub[ok]] = s
+            sub = sub[~ok]
+            if sub.size == 0:
                 break
-        h1[act] = a1 + bt * d1
-        h2[act] = a2 + bt * d2
+        a1 = a1 + bt * d1
+        a2 = a2 + bt * d2
         keep = (gn >= gtol) & (bt > 0) & (dn > 1e-15)
-        act = act[keep]
+        if not keep.all():
+            done = ~keep
+            h1[idx[done]], h2[idx[done]] = a1[done], a2[done]
+            idx, a1, a2, W1, W2, T1, T2 = (v[keep] for v in (idx, a1, a2, W1, W2, T1, T2))
+    h1[idx], h2[idx] = a1, a2
     return h1, h2
 
 
