@@ -77,19 +77,61 @@ def test_stand_in_tables_cross_near_paper_values():
     assert 1.35 < r["alpha_l"] < 1.55
 
 
+def test_alpha_c_is_the_crossing_of_computed_curves():
+    """Real theory (coarse resolution, ~10-20 s): the α_c read off two computed e_t curves is where solving
+    both branches again gives equal training losses."""
+    pytest.importorskip("attnphase.theory")
+    from attnphase.model import ModelParams
+    from attnphase.phase import branch_table, follow_branch
+    from attnphase.theory import solve_point
+    p = ModelParams(omega=0.3)
+    a = [1.1, 1.2, 1.3, 1.4]
+    sem = follow_branch(p, a[::-1], "semantic", nodes=4)
+    pos = follow_branch(p, a, "positional", nodes=4)
+    r = transition_from_tables(branch_table(sem), branch_table(pos), EPS_LIN_03)
+    d = r["global_table"]["delta_e_t"].to_numpy()
+    assert (d[:2] > 0).all() and (d[2:] < 0).all()  # positional lower below, semantic above
+    ac = r["alpha_c"]
+    assert 1.2 < ac < 1.3
+    s_c = solve_point(p, ac, "semantic", nodes=4, init=sem[2], stability=False, rtol=1e-5)
+    p_c = solve_point(p, ac, "positional", nodes=4, init=pos[1], stability=False, rtol=1e-5)
+    assert s_c.converged and p_c.converged
+    # |Δe_t| at α_c is tiny compared with its values one grid step away (|Δe_t| ≈ 4e-5 there)
+    assert abs(s_c.e_t - p_c.e_t) < 0.05 * min(abs(d[1]), abs(d[2]))
+
+
 @pytest.mark.slow
 def test_transition_real_theory_omega03():
     pytest.importorskip("attnphase.theory")
     from attnphase.model import ModelParams
     from attnphase.phase import transition
-    r = transition(ModelParams(omega=0.3), alphas=np.linspace(0.9, 1.8, 10), mixed_alphas=[])
+    r = transition(ModelParams(omega=0.3), alphas=np.round(np.arange(0.8, 2.01, 0.1), 6), curve_nodes=4,
+                   nodes=8, mixed_alphas=None)
     assert abs(r.alpha_c - 1.24) < 0.05
     assert abs(r.alpha_l - 1.45) < 0.05
     assert r.alpha_l >= r.alpha_c
     assert abs(r.eps_lin - 0.0019714) < 1e-6
+    g = r.global_table
+    assert (g.loc[g.alpha < r.alpha_c, "global_branch"] == "positional").all()
+    assert (g.loc[g.alpha > r.alpha_c, "global_branch"] == "semantic").all()
     d = r.to_dict()
     for k in ("alpha_c", "alpha_l", "eps_lin", "spinodal_semantic", "spinodal_positional", "mixed_found"):
         assert k in d
+    # the mixed point found at α_c is not a minimum that beats the pure branches
+    for m in r.mixed:
+        if m["mixed"]:
+            assert m["leading_eigenvalue"] > 1.0
+            assert m["e_t"] > min(g["e_t_sem"].min(), g["e_t_pos"].min())
+
+
+@pytest.mark.slow
+def test_phase_diagram_alpha_c_increases_real_theory():
+    pytest.importorskip("attnphase.theory")
+    from attnphase.model import ModelParams
+    from attnphase.phase import phase_diagram
+    grid, lines = phase_diagram(ModelParams(), [0.2, 0.3, 0.35], np.round(np.arange(0.8, 1.81, 0.2), 6))
+    ac = lines["alpha_c"].to_numpy()
+    assert np.isfinite(ac).all() and (np.diff(ac) > 0).all()
 
 
 _MAIN = "import sys; from attnphase.cli import main; main(sys.argv[1:])"
@@ -104,6 +146,16 @@ def test_cli_bad_omega_exits_2_one_line():
     lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and "omega" in lines[0].lower()
     assert "Traceback" not in p.stderr
+
+
+def test_cli_bad_nodes_transition():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _MAIN, "theory", "transition", "--nodes", "99"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--nodes" in lines[0] and "Traceback" not in p.stderr
 
 
 def test_cli_bad_omegas_phase_diagram(tmp_path):

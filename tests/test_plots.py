@@ -78,3 +78,38 @@ def test_phase_diagram_heatmaps_with_lines():
         assert len(ax.lines) == 2  # α_c(ω), α_l(ω)
     fig2 = plot_alpha_c_line(lines)
     assert len(fig2.axes[0].lines) == 2
+
+
+def _legend_outside_axes(ax):
+    fig = ax.figure
+    fig.canvas.draw()
+    leg = ax.get_legend()
+    assert leg is not None
+    lb = leg.get_window_extent()
+    axb = ax.get_window_extent()
+    return lb.x0 >= axb.x1 - 1 or lb.y1 <= axb.y0 + 1
+
+
+def test_eps_g_global_curve_breaks_at_alpha_c():
+    r = transition_from_tables(stand_in("semantic"), stand_in("positional"), EPS_LIN_03)
+    ac = r["alpha_c"]
+    fig = plot_eps_g(r["global_table"], alpha_c=ac, alpha_l=r["alpha_l"], eps_lin=EPS_LIN_03)
+    ax = fig.axes[0]
+    glob = [l for l in ax.lines if l.get_color() == "black" and l.get_linestyle() == "-"]
+    # no piece crosses α_c: the global curve is broken there
+    assert not any(min(l.get_xdata()) < ac - 1e-9 and max(l.get_xdata()) > ac + 1e-9 for l in glob)
+    left = [l for l in glob if abs(l.get_xdata()[-1] - ac) < 1e-12]
+    right = [l for l in glob if abs(l.get_xdata()[0] - ac) < 1e-12]
+    assert len(left) == 1 and len(right) == 1
+    left, right = left[0], right[0]
+    assert abs(left.get_xdata()[-1] - ac) < 1e-12 and abs(right.get_xdata()[0] - ac) < 1e-12
+    # the left piece (positional) ends above the right one (semantic): ε_g jumps down at α_c
+    assert left.get_ydata()[-1] > right.get_ydata()[0]
+    assert _legend_outside_axes(ax)
+
+
+def test_legends_do_not_cover_the_data():
+    th = pd.concat([stand_in("semantic"), stand_in("positional")], ignore_index=True)
+    for fig in (plot_overlaps(th, _sim()), plot_delta_e_t(global_table(stand_in("semantic"),
+                                                                      stand_in("positional"), EPS_LIN_03))):
+        assert _legend_outside_axes(fig.axes[0])

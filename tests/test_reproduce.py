@@ -38,6 +38,7 @@ def test_reproduce_theory_only(tmp_path):
     p = _run("reproduce", "--out", str(tmp_path), "--no-sim", timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     for f in ("summary.txt", "provenance.json", "theory_omega0.3.csv", "phase_lines.csv", "fig_eps_g.png",
-              "fig_overlaps.pdf", "fig_phase_diagram.png", "fig_delta_e_t.png"):
+              "fig_overlaps.pdf", "fig_phase_diagram.png", "fig_delta_e_t.png", "fig_alpha_c_line.png",
+              "mixed_search_omega0.3.csv", "phase_grid.csv"):
         assert (tmp_path / f).exists(), f
     assert "α_c" in (tmp_path / "summary.txt").read_text()

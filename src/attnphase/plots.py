@@ -1,10 +1,11 @@
 """Figures of the paper (one shared style). Every function takes tidy DataFrames and a matplotlib Axes (created
 when ``ax`` is None) and returns the Figure. Library code never calls ``plt.show()``; the Agg backend is used.
+Legends are placed outside the plotting area, so they never cover a curve.
 
 Input conventions
 -----------------
-* theory tables: :func:`attnphase.theory.curve_table` columns (alpha, branch, m, theta, eps_g, e_t, sigma, …);
-  several branches concatenated in one frame.
+* theory tables: :func:`attnphase.phase.branch_table` / :func:`attnphase.theory.curve_table` columns (alpha,
+  branch, m, theta, eps_g, e_t, sigma, converged, stability, state …); several branches concatenated.
 * simulation tables: one row per (α, init) with ``<col>_mean`` and ``<col>_sem`` columns (e.g. ``m_mean``,
   ``theta_over_sigma2_mean``, ``eps_g_sem``) and an ``init`` column.
 * global tables: :func:`attnphase.phase.global_table` / the ``grid`` of :func:`attnphase.phase.phase_diagram`.
@@ -22,9 +23,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 COLORS = {"semantic": "#1f77b4", "positional": "#d62728", "uninformative": "#7f7f7f", "global": "black",
-          "linear": "#2ca02c", "random": "#9467bd"}
+          "linear": "#2ca02c", "random": "#9467bd", "alpha_c": "0.25"}
 MARKERS = {"semantic": "o", "positional": "s", "random": "^"}
-STYLE = {"figure.figsize": (5.0, 3.6), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
+STYLE = {"figure.figsize": (6.4, 3.8), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
          "axes.spines.top": False, "axes.spines.right": False, "font.size": 10, "legend.fontsize": 8,
          "legend.frameon": False, "lines.linewidth": 1.8, "savefig.bbox": "tight"}
 
@@ -43,60 +44,119 @@ def _style_ax(ax):
         ax.spines[s].set_visible(False)
 
 
+def _legend_outside(ax, **kw):
+    """Legend to the right of the axes (outside the data area)."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+              fontsize=kw.pop("fontsize", 8), **kw)
+
+
 def _vline(ax, x, label, color, ls):
     if x is not None and np.isfinite(x):
-        ax.axvline(x, color=color, ls=ls, lw=1.0, label=f"{label} = {x:.3g}")
+        ax.axvline(x, color=color, ls=ls, lw=1.0, label=f"{label} = {x:.3f}")
 
 
-def _sim_points(ax, sim, col, scale=1.0, absval=True, prefix="sim"):
+def _states(g):
+    if "state" in g:
+        return g["state"].to_numpy()
+    conv = g["converged"].astype(bool).to_numpy() if "converged" in g else np.ones(len(g), bool)
+    st = g["stability"].astype(float).to_numpy() if "stability" in g else np.full(len(g), np.nan)
+    return np.where(~conv, "not converged", np.where(np.isfinite(st) & (st > 1), "unstable", "ok"))
+
+
+def _masked(y, mask):
+    y = np.asarray(y, float).copy()
+    y[~mask] = np.nan
+    return y
+
+
+def _sim_points(ax, sim, col, scale=1.0, absval=True, label=None, marker=None, filled=False):
     if sim is None or len(sim) == 0 or f"{col}_mean" not in sim:
         return
-    for init, g in sim.groupby("init") if "init" in sim else [("sim", sim)]:
+    groups = sim.groupby("init", sort=False) if "init" in sim else [("sim", sim)]
+    for init, g in groups:
         y = g[f"{col}_mean"].to_numpy(float) / scale
         if absval:
             y = np.abs(y)
         err = g[f"{col}_sem"].to_numpy(float) / scale if f"{col}_sem" in g else None
-        ax.errorbar(g["alpha"], y, yerr=err, fmt=MARKERS.get(init, "o"), ms=4, capsize=2, mfc="none",
-                    color=COLORS.get(init, "k"), label=f"{prefix}, {init} init")
+        c = COLORS.get(init, "k")
+        ax.errorbar(g["alpha"], y, yerr=err, fmt=marker or MARKERS.get(init, "o"), ms=5, capsize=2,
+                    mfc=c if filled else "white", mec=c, color=c, lw=1.0, zorder=5,
+                    label=(label or "simulation") + f", {init} init")
 
 
 def plot_overlaps(theory, sim=None, ax=None):
-    """(a) |m|/σ² and |θ|/σ² vs α: theory lines for every branch in ``theory`` (θ solid, m dashed) and
-    simulation points with error bars (columns ``m_*`` and ``theta_over_sigma2_*``)."""
+    """(a) θ/σ² (= Q*·Q/d) and |m| (= |u·Q|/√d) vs α, as in the paper: theory lines of the semantic branch
+    (θ/σ², blue) and the positional branch (m, red) — solid where the branch is a stable fixed point, dashed
+    where it exists but is unstable against the other direction — and simulation points from both
+    initialisations (colour = init; circles: θ/σ², squares: m; error bars: standard error)."""
     ax = _ax(ax)
     s2 = float(theory["sigma"].iloc[0]) ** 2 if "sigma" in theory else 0.25
     for b, g in theory.groupby("branch"):
         g = g.sort_values("alpha")
-        ok = g["converged"].astype(bool) if "converged" in g else slice(None)
-        g = g[ok]
+        st = _states(g)
         c = COLORS.get(b, "k")
-        ax.plot(g["alpha"], np.abs(g["theta"]) / s2, "-", color=c, label=f"θ/σ², {b}")
-        ax.plot(g["alpha"], np.abs(g["m"]) / s2, "--", color=c, label=f"m/σ², {b}")
+        y, name = (np.abs(g["theta"]) / s2, "θ/σ²") if b == "semantic" else (np.abs(g["m"]), "m")
+        if b not in ("semantic", "positional"):
+            continue
+        ax.plot(g["alpha"], _masked(y, st == "ok"), "-", color=c, label=f"theory {name}, {b} branch")
+        if (st == "unstable").any():
+            ax.plot(g["alpha"], _masked(y, np.isin(st, ("ok", "unstable"))), "--", lw=1.0, color=c,
+                    label=f"{b} branch, unstable", zorder=1)
     if sim is not None and len(sim):
-        _sim_points(ax, sim, "theta_over_sigma2", prefix="θ/σ² sim")
-        if "m_mean" in sim:
-            _sim_points(ax, sim, "m", scale=s2, prefix="m/σ² sim")
+        _sim_points(ax, sim, "theta_over_sigma2", label="sim θ/σ²", marker="o", filled=True)
+        _sim_points(ax, sim, "m", label="sim |m|", marker="s")
     ax.set_xlabel("α = n/d")
-    ax.set_ylabel("overlap / σ²")
-    ax.set_title("Overlaps (theory: lines; simulation: points)")
+    ax.set_ylabel("overlap")
+    ax.set_title("Overlaps: theory (lines), finite-d minimisers (points)")
+    ax.set_ylim(bottom=0)
     _style_ax(ax)
-    ax.legend(ncol=2, fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16))
+    _legend_outside(ax)
     return ax.figure
 
 
+def _broken_global(ax, g, alpha_c):
+    """The global minimum's ε_g as separate pieces, one per run of the same global branch; each piece is
+    extended to α_c on its own branch (linear interpolation), so the line jumps there instead of joining."""
+    a = g["alpha"].to_numpy(float)
+    br = g["global_branch"].to_numpy()
+    first = True
+    i = 0
+    while i < len(a):
+        if br[i] not in ("semantic", "positional"):
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(a) and br[j + 1] == br[i]:
+            j += 1
+        col = "eps_g_sem" if br[i] == "semantic" else "eps_g_pos"
+        xs, ys = list(a[i:j + 1]), list(g[col].to_numpy(float)[i:j + 1])
+        full = g[["alpha", col]].dropna()
+        if alpha_c is not None and np.isfinite(alpha_c) and len(full) >= 2 and full["alpha"].min() <= alpha_c \
+                <= full["alpha"].max():
+            yc = float(np.interp(alpha_c, full["alpha"], full[col]))
+            if i > 0 and a[i - 1] < alpha_c <= a[i]:
+                xs, ys = [alpha_c] + xs, [yc] + ys
+            if j + 1 < len(a) and a[j] <= alpha_c < a[j + 1]:
+                xs, ys = xs + [alpha_c], ys + [yc]
+        ax.plot(xs, ys, "-", color=COLORS["global"], lw=2.2, label="global minimum" if first else None, zorder=3)
+        first = False
+        i = j + 1
+
+
 def plot_eps_g(glob, sim=None, ax=None, *, alpha_c=None, alpha_l=None, eps_lin=None):
-    """(b) ε_g of the global minimum vs α with ε_lin (horizontal), α_c and α_l marked, both branches thin, and
-    simulation points (global = lower training loss per α, columns ``eps_g_*``)."""
+    """(b) test error ε_g of the global minimum vs α (black; it jumps at α_c, where the global minimum
+    switches branch), both branches (thin dotted), the linear baseline ε_lin (green dashed), α_c and α_l
+    marked, and simulation points of both initialisations (colour = init)."""
     ax = _ax(ax)
-    g = glob.sort_values("alpha")
+    g = glob.sort_values("alpha").reset_index(drop=True)
     for b, tag in (("semantic", "sem"), ("positional", "pos")):
         if f"eps_g_{tag}" in g:
-            ax.plot(g["alpha"], g[f"eps_g_{tag}"], ":", lw=1.0, color=COLORS[b], label=f"{b} branch")
-    ax.plot(g["alpha"], g["eps_g_global"], "-", color=COLORS["global"], label="global minimum")
+            ax.plot(g["alpha"], g[f"eps_g_{tag}"], ":", lw=1.2, color=COLORS[b], label=f"{b} branch")
+    _broken_global(ax, g, alpha_c)
     el = eps_lin if eps_lin is not None else (float(g["eps_lin"].iloc[0]) if "eps_lin" in g else None)
     if el is not None:
-        ax.axhline(el, color=COLORS["linear"], ls="--", lw=1.2, label=f"ε_lin = {el:.4g}")
-    _vline(ax, alpha_c, "α_c", "0.3", "-.")
+        ax.axhline(el, color=COLORS["linear"], ls="--", lw=1.2, label=f"ε_lin = {el:.5f} (linear baseline)")
+    _vline(ax, alpha_c, "α_c", COLORS["alpha_c"], "-.")
     _vline(ax, alpha_l, "α_l", COLORS["linear"], ":")
     if sim is not None and len(sim):
         _sim_points(ax, sim, "eps_g", absval=False)
@@ -104,69 +164,82 @@ def plot_eps_g(glob, sim=None, ax=None, *, alpha_c=None, alpha_l=None, eps_lin=N
     ax.set_ylabel("ε_g")
     ax.set_title("Test error of the global minimum")
     _style_ax(ax)
-    ax.legend(loc="upper right", fontsize=7)
+    _legend_outside(ax)
     return ax.figure
 
 
 def plot_delta_e_t(glob, ax=None, *, alpha_c=None, sim=None):
-    """(c) Δe_t = e_t^sem − e_t^pos vs α (positional global where Δe_t > 0), α_c marked."""
+    """(c) Δe_t = e_t^sem − e_t^pos vs α (> 0: the positional minimum is global), α_c marked; ``sim``: one row
+    per α with ``delta_e_t_mean`` (and ``delta_e_t_sem``), the finite-d difference of the two inits."""
     ax = _ax(ax)
     g = glob.sort_values("alpha")
-    ax.plot(g["alpha"], g["delta_e_t"], "-", color=COLORS["global"], label="Δe_t = e_t^sem − e_t^pos")
+    ax.plot(g["alpha"], g["delta_e_t"], "-", color=COLORS["global"], label="theory Δe_t = e_t^sem − e_t^pos")
     ax.axhline(0.0, color="0.5", lw=0.8)
-    _vline(ax, alpha_c, "α_c", "0.3", "-.")
+    _vline(ax, alpha_c, "α_c", COLORS["alpha_c"], "-.")
     if sim is not None and len(sim) and "delta_e_t_mean" in sim:
-        ax.errorbar(sim["alpha"], sim["delta_e_t_mean"], yerr=sim.get("delta_e_t_sem"), fmt="o", ms=4,
-                    mfc="none", capsize=2, color="k", label="simulation")
+        err = sim["delta_e_t_sem"] if "delta_e_t_sem" in sim else None
+        ax.errorbar(sim["alpha"], sim["delta_e_t_mean"], yerr=err, fmt="o", ms=5, mfc="white", capsize=2,
+                    color="k", lw=1.0, label="simulation (sem. init − pos. init)")
     ax.set_xlabel("α = n/d")
     ax.set_ylabel("Δe_t")
     ax.set_title("Training-loss gap (> 0: positional global)")
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
     _style_ax(ax)
-    ax.legend()
+    _legend_outside(ax)
     return ax.figure
 
 
-def _heat(ax, grid, col, title, cmap, center=True):
-    piv = grid.pivot_table(index="omega", columns="alpha", values=col)
+def _heat(ax, grid, col, title, cmap, label):
+    from matplotlib.colors import TwoSlopeNorm
+    piv = grid.pivot_table(index="omega", columns="alpha", values=col, dropna=False)
     a, w, Z = piv.columns.to_numpy(float), piv.index.to_numpy(float), piv.to_numpy(float)
     kw: dict[str, Any] = {}
-    if center and np.isfinite(Z).any():
-        from matplotlib.colors import TwoSlopeNorm
+    if np.isfinite(Z).any():
         lim = float(np.nanmax(np.abs(Z))) or 1.0
         kw["norm"] = TwoSlopeNorm(0.0, -lim, lim)
-    mesh = ax.pcolormesh(a, w, Z, shading="nearest", cmap=cmap, **kw)
-    cb = ax.figure.colorbar(mesh, ax=ax, label=col)
+    cm = plt.get_cmap(cmap).with_extremes(bad="0.85")
+    mesh = ax.pcolormesh(a, w, np.ma.masked_invalid(Z), shading="nearest", cmap=cm, **kw)
+    cb = ax.figure.colorbar(mesh, ax=ax, label=label, shrink=0.9)
     cb.formatter.set_powerlimits((0, 0))
     cb.update_ticks()
     ax.set_xlabel("α = n/d")
-    ax.set_ylabel("ω")
+    ax.set_ylabel("ω", rotation=0, labelpad=10)
     ax.set_title(title)
     return mesh
 
 
 def _lines(ax, lines):
     if lines is None or len(lines) == 0:
-        return
+        return []
     lines = lines.sort_values("omega")
-    for col, lab, c, ls in (("alpha_c", "α_c(ω)", "k", "-"), ("alpha_l", "α_l(ω)", COLORS["linear"], "--")):
+    out = []
+    for col, lab, c, ls in (("alpha_c", "α_c(ω)", "k", "-"), ("alpha_l", "α_l(ω)", "#006400", "--")):
         if col in lines:
             ok = lines[col].notna()
-            ax.plot(lines.loc[ok, col], lines.loc[ok, "omega"], ls, color=c, marker=".", label=lab)
-    ax.legend(loc="upper right")
+            out += ax.plot(lines.loc[ok, col], lines.loc[ok, "omega"], ls, color=c, marker="o", ms=3.5, lw=1.8,
+                           label=lab)
+    return out
 
 
 def plot_phase_diagram(grid, lines=None, axes=None):
-    """(d) the two (α, ω) heatmaps: Δe_t (sign = which minimum is global) and ε_lin − ε_g^global (> 0: attention
-    beats the linear baseline), each with the α_c(ω) and α_l(ω) lines. ``axes``: two Axes (created if None)."""
+    """(d) the two (α, ω) heatmaps — Δe_t = e_t^sem − e_t^pos (red: positional global, blue: semantic global)
+    and ε_lin − ε_g^global (green: attention beats the linear baseline) — with the α_c(ω) and α_l(ω) lines.
+    Grey cells: no valid branch (Δe_t needs both). ``axes``: two Axes (created if None)."""
     if axes is None:
         with plt.rc_context(STYLE):
-            fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.0), layout="constrained")
-    _heat(axes[0], grid, "delta_e_t", "Δe_t = e_t^sem − e_t^pos", "RdBu_r")
-    _lines(axes[0], lines)
-    _heat(axes[1], grid, "eps_lin_minus_eps_g", "ε_lin − ε_g (global)", "PiYG")
+            fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.4), layout="constrained")
+    _heat(axes[0], grid, "delta_e_t", "Δe_t = e_t^sem − e_t^pos", "RdBu_r", "Δe_t (> 0: positional global)")
+    handles = _lines(axes[0], lines)
+    _heat(axes[1], grid, "eps_lin_minus_eps_g", "ε_lin − ε_g of the global minimum", "PiYG",
+          "ε_lin − ε_g (> 0: attention beats linear)")
     _lines(axes[1], lines)
     for ax in axes:
         ax.grid(False)
+    if handles:
+        fig = axes[0].figure
+        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False) \
+            if fig.get_layout_engine() is not None else axes[0].legend(handles=handles, loc="upper left",
+                                                                      bbox_to_anchor=(0.0, -0.15), ncol=2)
     return axes[0].figure
 
 
@@ -175,9 +248,10 @@ def plot_alpha_c_line(lines, ax=None):
     ax = _ax(ax)
     _lines(ax, lines)
     ax.set_xlabel("α = n/d")
-    ax.set_ylabel("ω")
-    ax.set_title("Phase boundary: positional (left) / semantic (right)")
+    ax.set_ylabel("ω", rotation=0, labelpad=10)
+    ax.set_title("Phase boundary: positional (left of α_c) / semantic (right)")
     _style_ax(ax)
+    _legend_outside(ax)
     return ax.figure
 
 
@@ -188,7 +262,7 @@ def save_figure(fig, path_stem) -> list[Path]:
     out = []
     for ext in ("png", "pdf"):
         p = stem.with_name(stem.name + "." + ext)
-        fig.savefig(p, bbox_inches="tight", dpi=150)
+        fig.savefig(p, bbox_inches="tight", dpi=130)
         out.append(p)
     plt.close(fig)
     return out
