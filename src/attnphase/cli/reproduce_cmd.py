@@ -21,10 +21,11 @@ def _grid(start: float, stop: float, step: float) -> list[float]:
 
 
 # quick (default) and --full settings. The diagram's α grid is a subset of the ω = 0.3 grid, so the ω = 0.3 row
-# of the diagram reuses the ω = 0.3 curves (same resolution).
+# of the diagram reuses the ω = 0.3 curves (same resolution). 0.7 is there for small ω, where the semantic branch
+# turns unstable just below α_c (ω = 0.1: at 0.605, α_c ≈ 0.75) and a 0.2 step leaves no bracket.
 QUICK = dict(alphas=_grid(0.4, 2.0, 0.1), curve_nodes=4, nodes=8, xtol=1e-4,
              mixed_alphas=[1.0, "alpha_c"], omegas=[0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4],
-             pd_alphas=_grid(0.6, 2.0, 0.2), pd_nodes=4, pd_refine=False, sim_alphas=[0.8, 1.2, 1.6, 2.0], d=400,
+             pd_alphas=sorted(_grid(0.6, 2.0, 0.2) + [0.7]), pd_nodes=4, pd_refine=False, sim_alphas=[0.8, 1.2, 1.6, 2.0], d=400,
              instances=5, optimizer="lbfgs", test_samples=5000)
 FULL = dict(alphas=_grid(0.2, 2.5, 0.05), curve_nodes=8, nodes=8, xtol=1e-4,
             mixed_alphas=[0.8, 1.0, "alpha_c", 1.5, 2.0, 2.5],
