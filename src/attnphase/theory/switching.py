@@ -37,6 +37,9 @@ from . import prox as _prox
 from .quadrature import gauss_hermite
 
 _R2 = np.sqrt(2.0)
+NEWTON_GTOL = 1e-9
+"""Gradient tolerance of the continued (warm-started) Newton solves: |∇F| ≤ 1e-9 puts ĥ within ~1e-8 of the
+minimiser (the Hessian of F is ≥ 1/V ~ 0.1), far below the rule's ~1e-5 integration error."""
 JUMP_RATIO, JUMP_FLOOR = 3.0, 0.05
 """An interval whose move of ĥ exceeds JUMP_RATIO times the smaller neighbouring move (and JUMP_FLOOR) is
 searched for a switch."""
@@ -158,7 +161,7 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
 
     def newton(h1, h2, f, iters=30):
         w1, w2, t1, t2 = f
-        return _prox.newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, 1e-11)
+        return _prox.newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, NEWTON_GTOL)
 
     def both(h_a, h_b, f, iters=30):
         """Continue two sets of starts at the same positions in one vectorised call (stacked on axis 0)."""
