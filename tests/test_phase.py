@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnphase.phase import find_root, global_table, table_root, transition_from_tables
+from attnphase.phase import find_root, table_root, transition_from_tables
 
 from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
 

@@ -19,7 +19,7 @@ from attnphase.theory import prox as P
 from attnphase.theory import switching as S
 from attnphase.theory.channel import channel, channel_derivative_forms, prox_inputs
 from attnphase.theory.prior import prior
-from attnphase.theory.quadrature import ProductRule, gauss_hermite
+from attnphase.theory.quadrature import gauss_hermite
 from attnphase.theory.solver import make_rule
 
 REF = str(Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[3] / "shared"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..model import ModelParams
 from . import prox as _prox
 from .channel import prox_inputs

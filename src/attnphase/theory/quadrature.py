@@ -40,11 +40,6 @@ def gauss_hermite(k: int, dim: int = 1) -> tuple[np.ndarray, np.ndarray]:
     return _gh_cached(k, dim)
 
 
-def expect(f_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``Σ_i w_i f_i`` along the first axis."""
-    return np.tensordot(weights, f_values, axes=(0, 0))
-
-
 @dataclass(frozen=True)
 class ProductRule:
     """The plain product Gauss–Hermite rule of order ``nodes`` per dimension over (ξ1, ξ2, y1, y2).

@@ -255,17 +255,17 @@ def _locate_switches(fields_at, continue_both, lo, hi, hL, hR, rule: SplitRule):
         i = np.nonzero(ok)[0]
         a, b, Da, Db = lo[i], hi[i], Dlo[i], Dhi[i]
         gL1, gL2, gR1, gR2 = hL1[i], hL2[i], hR1[i], hR2[i]
-        fa = fb = None
+        kept_b = kept_a = np.zeros(i.size, bool)   # which end the previous step kept
         for _ in range(3):
             c = (a * Db - b * Da) / (Db - Da)
             _, _, F1, _, _, F2, _ = both(c, gL1, gL2, gR1, gR2, i)
             Dc = F1 - F2
             neg = Dc < 0
-            # Illinois: halve the stale end's value when the same end is kept twice
-            Db = np.where(neg & (fa is not None) & (fa if fa is not None else False), 0.5 * Db, Db)
-            Da = np.where(~neg & (fb is not None) & (fb if fb is not None else False), 0.5 * Da, Da)
+            # Illinois: halve the value of an end that is kept twice in a row
+            Db = np.where(neg & kept_b, 0.5 * Db, Db)
+            Da = np.where(~neg & kept_a, 0.5 * Da, Da)
             a, Da = np.where(neg, c, a), np.where(neg, Dc, Da)
             b, Db = np.where(neg, b, c), np.where(neg, Db, Dc)
-            fa, fb = neg, ~neg
+            kept_b, kept_a = neg, ~neg
         z_s[i] = (a * Db - b * Da) / (Db - Da)
     return z_s, (hL1, hL2), (hR1, hR2)
