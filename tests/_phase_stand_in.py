@@ -1,17 +1,18 @@
 """Stand-in tables built from the paper's published ω = 0.3 curves (MODEL.md §9) — only as INPUTS for the
 table→root/figure code under test, never as results."""
 
-import os
-from pathlib import Path
-
 import pandas as pd
 
-REF = Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "reference"
+from attnphase.reference import FOLDER as REF  # the published tables ship with the package
 EPS_LIN_03 = 0.0019714  # MODEL.md §5 (verified value), stand-in input
 
 
 def have_reference() -> bool:
-    return (REF / "theory_omega0.3_semantic.csv").exists()
+    """Always true: the tables ship with the package; a missing one is an error, never a skip."""
+    missing = [b for b in ("semantic", "positional", "uninformative") if not (REF / f"theory_omega0.3_{b}.csv").exists()]
+    if missing:
+        raise FileNotFoundError(f"shipped reference tables missing in {REF}: {missing}")
+    return True
 
 
 def stand_in(branch: str) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """attnphase: the positional/semantic phase transition in a solvable model of dot-product attention.
 
-Cui, Behrens, Krzakala, Zdeborová, NeurIPS 2024. Formulas and normalisations: ``shared/spec/MODEL.md``.
+Cui, Behrens, Krzakala, Zdeborová, NeurIPS 2024. Formulas and normalisations: ``docs/model.md`` of the repository (cited as "MODEL.md §N").
 """
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
-"""Comparison of finite-d runs with the paper's published GD means (``reference/gd_d1000_omega0.3.csv``).
+"""Comparison of finite-d runs with the paper's published GD means (``attnphase/reference/gd_d1000_omega0.3.csv``, shipped).
 
-Column meanings (MODEL.md §9): ``attention_gen_error`` is ``ε_g``, ``attention_train_error`` is ``R(Q)``
+Column meanings (``attnphase/reference/README.md``): ``attention_gen_error`` is ``ε_g``, ``attention_train_error`` is ``R(Q)``
 (so ``e_t = R/d``), ``attention_mag`` is ``m``, ``attention_theta`` is ``θ/σ² = Q*·Q/d``; ``informed = True``
 is the semantic initialisation, ``False`` the positional one; ``*_std`` is the spread over instances.
 The reference has α on a grid; values between grid points are interpolated linearly in α.
@@ -13,7 +13,6 @@ published, so ``n_ref = 24`` (MODEL.md §4, "typically 24 instances per point") 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,9 @@ REFERENCE_INSTANCES = 24
 
 
 def default_csv() -> Path:
-    """``$ATTNPHASE_SHARED/reference/gd_d1000_omega0.3.csv``, else ``shared/`` beside the repository."""
-    here = Path(__file__).resolve().parents[3] / "shared"
-    return Path(os.environ.get("ATTNPHASE_SHARED", here)) / "reference" / "gd_d1000_omega0.3.csv"
+    """The published table shipped with the package (``attnphase/reference/gd_d1000_omega0.3.csv``)."""
+    from .reference import path
+    return path("gd_d1000_omega0.3.csv")
 
 
 def load(path: str | Path | None = None):

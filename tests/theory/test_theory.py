@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy.integrate import quad
 
+from attnphase import reference
 from attnphase.errors import ParameterError
 from attnphase.model import ModelParams
 from attnphase.theory import curve_table, eps_lin, solve_curve, solve_point
@@ -22,8 +22,7 @@ from attnphase.theory.prior import prior
 from attnphase.theory.quadrature import gauss_hermite
 from attnphase.theory.solver import make_rule
 
-REF = str(Path(os.environ.get("ATTNPHASE_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-          / "reference" / "theory_omega0.3_{}.csv")
+REF = str(Path(reference.FOLDER) / "theory_omega0.3_{}.csv")  # published tables shipped with the package
 PAR = ModelParams(omega=0.3)
 # order parameters near the two branches at α = 2, ω = 0.3 (MODEL.md §6 magnitudes)
 SEM2 = (0.1148, 0.0, 12.67, 0.1582)
