@@ -241,7 +241,7 @@ def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int) -
 
 def _structure(params: ModelParams) -> ModelParams:
     """The shape-determining part of ``params`` (L, r, r*, P); σ, λ, ω, A are passed as traced knobs."""
-    return ModelParams(L=params.L, r=params.r, r_star=params.r_star, P=params.P)
+    return ModelParams(L=params.L, r=params.r, r_star=params.r_star, A=((1.0 / params.L,) * params.L,) * params.L, P=params.P)
 
 
 def _knobs(params: ModelParams, config: TrainConfig, dtype) -> dict[str, jax.Array]:

@@ -39,9 +39,13 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input exits 2 with one line on stderr, never a traceback.
 
     Usage errors are Typer's own (exit 2); our :class:`ParameterError` exits 2 with one line,
-    :class:`NotConvergedError` exits 3.
+    :class:`NotConvergedError` exits 3. Run as the process's entry point (``argv is None``), Ctrl-C or
+    SIGTERM prints one line and exits 130 / 143 at once (:mod:`attnphase.interrupts`).
     """
     _register()
+    if argv is None:            # the process's entry point: Ctrl-C ends it cleanly (attnphase.interrupts)
+        from ..interrupts import install
+        install()
     try:
         app(args=argv)
     except ParameterError as exc:
