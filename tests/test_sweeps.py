@@ -140,7 +140,7 @@ def test_local_run_idempotent_and_status(tmp_path):
     sw = load(write(tmp_path, BASIC))
     assert status(sw)["pending"] == 12
     c = run_sweep(sw)
-    assert c == {"ran": 12, "done": 12, "failed": 0, "skipped": 0}
+    assert c == {"ran": 12, "done": 12, "failed": 0, "skipped": 0, "claimed_elsewhere": 0, "failed_keys": []}
     with Store(sw.db_path) as st:
         before = st.rows()
         mode = st.conn.execute("PRAGMA journal_mode").fetchone()[0]

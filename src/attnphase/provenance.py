@@ -26,12 +26,30 @@ def git_hash() -> str | None:
         return None
 
 
+@lru_cache(maxsize=1)
+def git_dirty() -> bool | None:
+    """True if the source tree has uncommitted changes (tracked files), None outside a git checkout."""
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                             capture_output=True, text=True, timeout=5)
+        return bool(out.stdout.strip()) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def stamp() -> dict[str, Any]:
+    """The short provenance carried by every table row / output file: package version, git commit, dirty flag."""
+    return {"attnphase_version": __version__, "git": git_hash(), "git_dirty": git_dirty()}
+
+
 def environment() -> dict[str, Any]:
     import jax
     import numpy
     return {
         "attnphase": __version__,
         "git": git_hash(),
+        "git_dirty": git_dirty(),
         "python": platform.python_version(),
         "jax": jax.__version__,
         "numpy": numpy.__version__,

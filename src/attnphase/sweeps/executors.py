@@ -25,21 +25,50 @@ def pending_tasks(sweep: Sweep, store: Store, retry_failed: bool = False) -> lis
             if t["key"] not in st or (retry_failed and st[t["key"]] == "failed")]
 
 
-def run_local(tasks: list[dict[str, Any]], workers: int = 1,
+def claimed(tasks: Iterable[dict[str, Any]], store: Store, retry_failed: bool, left: list) -> Iterator[dict]:
+    """The tasks this runner claims, lazily (one transaction each); the others are appended to ``left``."""
+    for t in tasks:
+        if store.claim(t["key"], retry_failed):
+            yield t
+        else:
+            left.append(t)
+
+
+def _worker_init(initializer: Callable[[], None] | None) -> None:
+    """Pool workers ignore SIGINT: the parent handles Ctrl-C (attnphase.interrupts) and they end with it."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer()
+
+
+def run_local(tasks: Iterable[dict[str, Any]], workers: int = 1,
               initializer: Callable[[], None] | None = None) -> Iterator[Outcome]:
     """Run in this process (``workers <= 1``) or a spawn process pool; ``initializer`` runs in each worker
-    (e.g. to register extra task kinds)."""
+    (e.g. to register extra task kinds). ``tasks`` is consumed lazily: at most ``2·workers`` are in flight."""
     if workers <= 1:
         for t in tasks:
             yield execute(t)
         return
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    it = iter(tasks)
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                             initializer=initializer) as pool:
-        futs = [pool.submit(execute, t) for t in tasks]
-        for f in as_completed(futs):
-            yield f.result()
+                             initializer=_worker_init, initargs=(initializer,)) as pool:
+        running: set = set()
+        exhausted = False
+        while True:
+            while not exhausted and len(running) < 2 * workers:
+                t = next(it, None)
+                if t is None:
+                    exhausted = True
+                else:
+                    running.add(pool.submit(execute, t))
+            if not running:
+                return
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for f in finished:
+                yield f.result()
 
 
 @contextlib.contextmanager
@@ -47,7 +76,13 @@ def dask_client(scheduler: str | None = None, dask_local: int | None = None,
                 processes: bool = True) -> Iterator[Any]:
     from distributed import Client, LocalCluster
     if scheduler:
-        with Client(scheduler) as client:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ParameterError("--scheduler", "a reachable Dask scheduler address tcp://HOST:PORT",
+                                 f"{scheduler} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                                 ) from None
+        with client:
             yield client
         return
     n = dask_local or 1
@@ -57,7 +92,7 @@ def dask_client(scheduler: str | None = None, dask_local: int | None = None,
         yield client
 
 
-def run_dask(tasks: list[dict[str, Any]], client: Any) -> Iterator[Outcome]:
+def run_dask(tasks: Iterable[dict[str, Any]], client: Any) -> Iterator[Outcome]:
     from distributed import as_completed
     futs = [client.submit(execute, t, key=f"attnphase-task-{t['key']}", pure=False) for t in tasks]
     for fut in as_completed(futs):
@@ -72,26 +107,50 @@ def run_dask(tasks: list[dict[str, Any]], client: Any) -> Iterator[Outcome]:
 def run_sweep(sweep: Sweep, *, executor: str = "local", workers: int = 1, scheduler: str | None = None,
               dask_local: int | None = None, dask_processes: bool = True, retry_failed: bool = False,
               progress: bool | Callable[[Outcome], None] = False, client: Any = None,
-              initializer: Callable[[], None] | None = None) -> dict[str, int]:
-    """Run what is pending (and failed ones if ``retry_failed``); returns counts of this run."""
+              initializer: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Run what is pending (and failed ones if ``retry_failed``); returns counts of this run.
+
+    Each task is claimed in the store before it runs (:meth:`Store.claim`), so concurrent runners on one
+    sweep share the work; ``counts["claimed_elsewhere"]`` is what another live runner was computing.
+    ``counts["failed_keys"]`` lists the keys of the tasks that failed in this run.
+    """
     if executor not in ("local", "dask"):
         raise ParameterError("executor", "one of {local, dask}", executor)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParameterError("workers", "an integer >= 1", workers)
+    if executor == "dask" and client is None:
+        if not scheduler and not dask_local:
+            raise ParameterError("executor dask", "used with a scheduler address or dask_local >= 1", "neither")
+        if not _has_pending(sweep, retry_failed):
+            return run_sweep(sweep, executor="local", retry_failed=retry_failed, progress=progress)
+        # connect first: an unreachable scheduler is an error before any store is created
+        with dask_client(scheduler, dask_local, dask_processes) as c:
+            return run_sweep(sweep, executor="dask", retry_failed=retry_failed, progress=progress, client=c)
     with Store(sweep.db_path) as store:
         todo = pending_tasks(sweep, store, retry_failed)
         by_key = {t["key"]: t for t in todo}
-        counts = {"ran": 0, "done": 0, "failed": 0, "skipped": len(sweep.tasks) - len(todo)}
+        counts: dict[str, Any] = {"ran": 0, "done": 0, "failed": 0, "skipped": len(sweep.tasks) - len(todo),
+                                  "claimed_elsewhere": 0, "failed_keys": []}
         if not todo:
             return counts
+        left: list = []
+        mine = claimed(todo, store, retry_failed, left)
         with _progress(progress, len(todo), sweep.name) as tick:
             if executor == "local":
-                outcomes: Iterable[Outcome] = run_local(todo, workers, initializer)
-                _consume(outcomes, store, by_key, counts, tick)
-            elif client is not None:
-                _consume(run_dask(todo, client), store, by_key, counts, tick)
+                _consume(run_local(mine, workers, initializer), store, by_key, counts, tick)
             else:
-                with dask_client(scheduler, dask_local, dask_processes) as c:
-                    _consume(run_dask(todo, c), store, by_key, counts, tick)
+                batch = list(mine)        # Dask gets everything at once: claim it all first
+                _consume(run_dask(batch, client), store, by_key, counts, tick)
+        counts["claimed_elsewhere"] = len(left)
     return counts
+
+
+def _has_pending(sweep: Sweep, retry_failed: bool) -> bool:
+    if not sweep.db_path.exists():
+        return bool(sweep.tasks)
+    with Store(sweep.db_path, read_only=True) as store:
+        st = store.statuses()
+    return any(t["key"] not in st or (retry_failed and st[t["key"]] == "failed") for t in sweep.tasks)
 
 
 def _consume(outcomes: Iterable[Outcome], store: Store, by_key: dict, counts: dict, tick) -> None:
@@ -99,6 +158,8 @@ def _consume(outcomes: Iterable[Outcome], store: Store, by_key: dict, counts: di
         store.write(by_key[out["key"]], out)
         counts["ran"] += 1
         counts[out["status"]] += 1
+        if out["status"] == "failed":
+            counts["failed_keys"].append(out["key"])
         tick(out)
 
 
@@ -126,13 +187,17 @@ def _progress(progress, total: int, name: str):
 
 
 def status(sweep: Sweep) -> dict[str, int]:
-    """Counts over the tasks of the sweep file: done / failed / pending (and rows not in the file)."""
+    """Counts over the tasks of the sweep file: done / failed / pending / running (claimed by a live
+    runner), and rows not in the file. Reads the store read-only; never creates one."""
     st: dict[str, str] = {}
-    if sweep.db_path.exists():              # status never creates a store
-        with Store(sweep.db_path) as store:
+    cl: dict[str, dict] = {}
+    if sweep.db_path.exists():
+        with Store(sweep.db_path, read_only=True) as store:
             st = store.statuses()
+            cl = store.claims()
     keys = set(sweep.keys)
     done = sum(1 for k in keys if st.get(k) == "done")
     failed = sum(1 for k in keys if st.get(k) == "failed")
+    running = sum(1 for k in keys if k not in st and cl.get(k, {}).get("alive"))
     return {"total": len(keys), "done": done, "failed": failed, "pending": len(keys) - done - failed,
-            "other_rows": len(set(st) - keys)}
+            "running": running, "other_rows": len(set(st) - keys)}

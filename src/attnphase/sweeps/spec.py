@@ -15,8 +15,10 @@ Format (see ``docs/sweeps.md``)::
     zip = { sigma = [0.5, 0.6], lam = [0.01, 0.02] }   # equal-length lists taken together (a list of points)
     points = [ { alpha = 0.3, omega = 0.2 } ]          # explicit points
 
-Every value is validated (ModelParams and the kind's own ranges) while expanding, before any task runs;
-a problem raises one :class:`ParameterError` naming where it is (``task[0].grid.omega``).
+Every value is validated (ModelParams, the kind's own ranges and the kind's ``validate`` hook, which applies
+the same rules and size guards as the library and the commands) while expanding, before any task runs and
+before a store is created; a problem raises one :class:`ParameterError` naming where it is
+(``task[0].grid.omega``). A configuration that appears twice is an error, never silently merged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import ParameterError
+from ..guards import check_grid
 from ..provenance import config_hash
 from .tasks import MODEL_KEYS, get_kind
 
@@ -87,13 +90,24 @@ def parse(raw: dict[str, Any], path: Path) -> Sweep:
     if not blocks or not isinstance(blocks, list):
         raise ParameterError("task", "at least one [[task]] table", blocks)
     tasks: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for i, block in enumerate(blocks):
-        for cfg in expand_block(block, f"task[{i}]"):
-            if cfg["key"] not in seen:          # duplicates collapse: one task per configuration
-                seen.add(cfg["key"])
-                tasks.append(cfg)
+        for j, cfg in enumerate(expand_block(block, f"task[{i}]")):
+            where = f"task[{i}] point {j}"
+            if cfg["key"] in seen:              # never collapse silently: the file says one thing twice
+                raise ParameterError(f"{where}", f"a configuration listed once (it repeats {seen[cfg['key']]})",
+                                     _describe(cfg))
+            seen[cfg["key"]] = where
+            tasks.append(cfg)
+            check_grid("sweep size", len(tasks), len(tasks))
     return Sweep(name=name, path=path.resolve(), output=out, tasks=tasks)
+
+
+def _describe(cfg: dict[str, Any]) -> str:
+    vals = {**{k: v for k, v in (cfg.get("model") or {}).items() if k not in ("A", "P")}, **cfg["params"]}
+    if "seed" in cfg:
+        vals["seed"] = cfg["seed"]
+    return ", ".join(f"{k}={v}" for k, v in vals.items())
 
 
 def _values(where: str, v: Any) -> list[Any]:
@@ -175,6 +189,10 @@ def expand_block(block: Any, where: str) -> list[dict[str, Any]]:
     if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
         raise ParameterError(f"{where}.instances", "an integer >= 1", instances)
 
+    total = len(zrows) * len(points) * len(seeds)
+    for v in axes.values():
+        total *= len(v)
+    check_grid(f"{where} size", total, total)
     out = []
     for combo in itertools.product(*axes.values()):
         for zrow in zrows:
@@ -210,6 +228,11 @@ def make_task(kind, values: dict[str, Any], seed: int | None, instances: int, wh
         raise ParameterError(f"{where}: {missing[0]}", f"set for kind {kind.name!r} (params or grid)",
                              None)
     cfg["params"] = params
+    if kind.validate is not None:               # the same rules as the library / the command
+        try:
+            kind.validate(cfg)
+        except ParameterError as exc:
+            raise ParameterError(f"{where}: {exc.name}", exc.allowed, exc.got) from None
     if kind.seeded or seed is not None:
         cfg["seed"] = seed
     if kind.instanced:

@@ -74,6 +74,7 @@ class TaskKind:
     model: bool = True          # accepts the ModelParams keys
     seeded: bool = True         # takes `seed`
     instanced: bool = False     # takes `instances` (batched in one call by the runner)
+    validate: Callable[[dict[str, Any]], None] | None = None   # extra checks of a whole task (no work done)
 
 
 REGISTRY: dict[str, TaskKind] = {}
@@ -103,6 +104,37 @@ def model_params(cfg: dict[str, Any]):
 def _arr(x: Any) -> list:
     import numpy as np
     return np.asarray(x).reshape(-1).tolist()
+
+
+def validate_simulate(cfg: dict[str, Any]) -> None:
+    """The checks :func:`attnphase.simulate.simulate` makes, and its memory guard, without training."""
+    from ..data import n_samples
+    from ..guards import check_memory, simulate_bytes
+    from ..simulate import TrainConfig
+    p, params = cfg["params"], model_params(cfg)
+    tc_keys = ("init", "optimizer", "lr", "steps", "gtol", "max_iter", "warmup_steps", "x64")
+    TrainConfig(**{k: p[k] for k in tc_keys if k in p and p[k] is not None})
+    check_int("d", p["d"], max(2, params.k))
+    n = n_samples(p["alpha"], p["d"])
+    check_memory("d", p["d"], simulate_bytes(params.L, p["d"], n, x64=bool(p.get("x64"))),
+                 f"training at d={p['d']}, n={n}, L={params.L}")
+
+
+def validate_theory(cfg: dict[str, Any]) -> None:
+    """The checks of :func:`attnphase.theory.solve_point` (supported L, r, r*, nodes, branch), without solving."""
+    from ..theory import solver
+    from ..theory.solver import DEFAULT_NODES
+    p = cfg["params"]
+    nodes = DEFAULT_NODES if p.get("nodes") is None else p["nodes"]
+    check = getattr(solver, "validate_point", None) or solver._validate
+    check(model_params(cfg), p["alpha"], p["branch"], nodes, p.get("rule", "split"))
+
+
+def validate_baseline(cfg: dict[str, Any]) -> None:
+    from ..guards import baseline_bytes, check_memory
+    params = model_params(cfg)
+    check_memory("L", params.L, baseline_bytes(params.L, params.r_star, 80, 400_000),
+                 f"the linear baseline at L={params.L}")
 
 
 def run_simulate(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +186,7 @@ def _scalar(v: Any) -> bool:
 
 
 register_kind(TaskKind(
-    "simulate", run_simulate, instanced=True,
+    "simulate", run_simulate, instanced=True, validate=validate_simulate,
     params={"alpha": _pos_float, "d": _int_ge(1), "init": _choice("semantic", "positional", "random"),
             "optimizer": _choice("gd", "lbfgs"), "lr": _pos_float, "steps": _int_ge(0),
             "gtol": _opt(_pos_float), "max_iter": _opt(_int_ge(1)), "warmup_steps": _opt(_int_ge(0)),
@@ -163,12 +195,12 @@ register_kind(TaskKind(
               "test_samples": 50_000},
 ))
 register_kind(TaskKind(
-    "theory", run_theory, seeded=False,
+    "theory", run_theory, seeded=False, validate=validate_theory,
     params={"alpha": _pos_float, "branch": _choice("semantic", "positional", "uninformative", "free"),
             "nodes": _opt(_int_ge(2))},
     defaults={"branch": "semantic"},
 ))
-register_kind(TaskKind("baseline", run_baseline, seeded=False))
+register_kind(TaskKind("baseline", run_baseline, seeded=False, validate=validate_baseline))
 
 
 # ---------------------------------------------------------------------------------------------------
