@@ -8,7 +8,16 @@ class ParameterError(ValueError):
 
     def __init__(self, name: str, allowed: str, got: object):
         self.name, self.allowed, self.got = name, allowed, got
-        super().__init__(f"{name} must be {allowed}, got {got!r}")
+        super().__init__(f"{name} must be {allowed}, got {_plain(got)!r}")
+
+
+def _plain(value: object) -> object:
+    """numpy scalars and arrays as plain Python (``1.4``, not ``np.float64(1.4)``) for messages."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 class NotConvergedError(RuntimeError):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
-from typing import Any, Iterable
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import typer
@@ -13,6 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import ParameterError
+from ..guards import CONFIRM_TASKS, check_grid
+from ..interrupts import critical
 from ..model import ModelParams
 
 console = Console(stderr=True)
@@ -44,6 +49,10 @@ def parse_linspace(name: str, text: str) -> np.ndarray:
         raise ParameterError(name, "START:STOP:NUM (e.g. 0.1:2:20) or a single number", text) from None
     if num < 1 or not (math.isfinite(start) and math.isfinite(stop)):
         raise ParameterError(name, "START:STOP:NUM with finite bounds and NUM >= 1", text)
+    if num == 1 and start != stop:
+        raise ParameterError(name, "START:STOP:NUM with NUM >= 2 when START != STOP (NUM = 1 would drop STOP)",
+                             text)
+    check_grid(name, text, num)
     return np.linspace(start, stop, num)
 
 
@@ -58,14 +67,78 @@ def parse_list(name: str, text: str, allowed: Iterable[str] | None = None) -> li
 
 
 def model_params(L: int, r: int, sigma: float, lam: float, omega: float, A: str | None,
-                 r_star: int = 1) -> ModelParams:
-    """Build validated :class:`ModelParams` from CLI options (``A`` as ``"a,b;c,d"``)."""
+                 r_star: int = 1, P: str | None = None) -> ModelParams:
+    """Build validated :class:`ModelParams` from CLI options (``A``, ``P`` as ``"a,b;c,d"``)."""
     kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega)
     if A is not None:
         kw["A"] = parse_matrix("A", A)
     elif L != 2:
         kw["A"] = [[1.0 / L] * L for _ in range(L)]
+    if P is not None:
+        kw["P"] = parse_matrix("P", P)
     return ModelParams(**kw)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Output paths: checked before any work starts, written atomically
+
+
+def check_output_path(path: str | Path, *, directory: bool = False, option: str = "--out") -> Path:
+    """Make sure ``path`` can be written *before* the work starts: create its missing parent folders, or
+    raise a one-line :class:`ParameterError` (a folder where a file should go or the reverse, a file in the
+    way of a folder, a read-only location). ``directory=True`` checks (and creates) a folder instead."""
+    p = Path(path).expanduser()
+    folder = p if directory else p.parent
+    if directory and p.exists() and not p.is_dir():
+        raise ParameterError(option, "a folder (an existing file has this name)", str(p))
+    if not directory and p.is_dir():
+        raise ParameterError(option, "a file path (this is an existing folder)", str(p))
+    anc = folder
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise ParameterError(option, f"a path whose folders can be created ({anc} is a file)", str(p))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".attnphase-probe-"):
+            pass
+    except OSError as exc:
+        raise ParameterError(option, f"in a writable folder ({exc.strerror or exc})", str(p)) from None
+    if not directory and p.exists() and not os.access(p, os.W_OK):
+        raise ParameterError(option, "a writable file (the existing one is read-only)", str(p))
+    return p
+
+
+def write_atomic(path: str | Path, write: Callable[[Path], Any]) -> Path:
+    """``write(tmp)`` into a temporary file beside ``path``, then rename it into place (an interrupted or
+    failed write never leaves a partial file at ``path``)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with critical():
+            os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def with_stamp(df):
+    """A copy of table ``df`` with provenance columns (package version, git commit, dirty flag)."""
+    from ..provenance import stamp
+    df = df.copy()
+    for k, v in stamp().items():
+        df[k] = v
+    return df
+
+
+def confirm_size(count: int, what: str, yes: bool, limit: int = CONFIRM_TASKS) -> None:
+    """Big requests run only with ``--yes``; without it, one line says how big and how to proceed."""
+    if count > limit and not yes:
+        raise ParameterError("--yes", f"given to run {what} of {count} items (more than {limit}; "
+                             "check the size, then add --yes)", False)
 
 
 # Reusable Typer option declarations (paper defaults, MODEL.md §1-§4).
@@ -76,6 +149,10 @@ AOpt = typer.Option(None, "--A", help="Positional teacher attention, rows ';'-se
                     "(default \"0.6,0.4;0.4,0.6\" for L=2, uniform otherwise).")
 LOpt = typer.Option(2, "--L", help="Sequence length L >= 2.")
 ROpt = typer.Option(1, "--r", help="Student rank r >= 1.")
+RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
+POpt = typer.Option(None, "--P", help="Positional-encoding coefficients, L rows of k numbers, ';'-separated "
+                    "(p_l = Σ_j P_lj u_j; default \"1;-1\" for L=2, the identity otherwise).")
+JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout (with provenance).")
 
 
 def to_jsonable(obj: Any) -> Any:
