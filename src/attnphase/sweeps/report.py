@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+from ..outputs import write_atomic
 from .spec import Sweep
 from .store import Store
 
@@ -30,16 +31,14 @@ def _flat_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def frame(sweep: Sweep, per_instance: bool = True) -> pd.DataFrame:
     """One row per task instance (simulate) or per task (theory, baseline, failed tasks) of the sweep file."""
-    if not sweep.db_path.exists():
-        raise ParameterError("sweep store", "an existing store (run `attnphase sweep run FILE` first)",
-                             str(sweep.db_path))
-    with Store(sweep.db_path) as store:
+    with Store(sweep.db_path, read_only=True) as store:     # missing / corrupt: one-line ParameterError
         rows = store.rows(sweep.keys)
     out = []
     for r in rows:
         base = {"key": r["key"], "kind": r["kind"], "status": r["status"], **_flat_config(r["config"]),
                 "task_converged": None if r["converged"] is None else bool(r["converged"]),
-                "wall_s": r["wall_s"], "git": r["git"], "attempts": r["attempts"],
+                "wall_s": r["wall_s"], "git": r["git"], "git_dirty": _dirty(r["provenance"]),
+                "attempts": r["attempts"],
                 "error": (r["error"] or "").splitlines()[0] if r["error"] else None}
         res = r["result"] or {}
         base.update({(f"result_{k}" if k in base else k): v for k, v in (res.get("scalars") or {}).items()})
@@ -53,16 +52,23 @@ def frame(sweep: Sweep, per_instance: bool = True) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _dirty(prov: Any) -> bool | None:
+    env = (prov or {}).get("environment") or {}
+    return env.get("git_dirty")
+
+
 def export(sweep: Sweep, fmt: str = "csv", out: str | Path | None = None) -> Path:
+    """Write :func:`frame` to ``out`` (default ``<output>/results.<fmt>``), atomically; returns the path.
+    Each row carries its task's version (``version``), git commit (``git``) and dirty flag (``git_dirty``)."""
     if fmt not in ("csv", "parquet"):
         raise ParameterError("format", "one of {csv, parquet}", fmt)
     path = Path(out) if out else sweep.output / f"results.{fmt}"
-    path.parent.mkdir(parents=True, exist_ok=True)
     df = frame(sweep)
-    if fmt == "csv":
-        df.to_csv(path, index=False)
-    else:
-        df.to_parquet(path, index=False)
+    if df.empty:
+        raise ParameterError("sweep store", "a store with results for this sweep file (none of its tasks "
+                             "has run yet)", str(sweep.db_path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, lambda tmp: df.to_csv(tmp, index=False) if fmt == "csv" else df.to_parquet(tmp, index=False))
     return path
 
 
@@ -112,7 +118,9 @@ def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = Tru
     table = pd.DataFrame(rows).sort_values(["init", "omega", "alpha"]).reset_index(drop=True)
     out = Path(out_dir) if out_dir else sweep.output / "compare"
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "compare.csv", index=False)
+    from ..provenance import stamp
+    table = table.assign(**stamp())
+    write_atomic(out / "compare.csv", lambda tmp: table.to_csv(tmp, index=False))
     if figures:
         _figures(table, th, out)
     return table, out
