@@ -1,4 +1,4 @@
-"""One SQLite database per sweep (WAL mode), one row per finished task keyed by its content hash.
+"""One SQLite database per sweep (WAL mode while runners write), one row per finished task keyed by its content hash.
 
 Each task is written in a single transaction, so a killed process leaves either the whole row or nothing.
 A row that is ``done`` is never overwritten; a ``failed`` row is replaced when the task is retried.
@@ -135,6 +135,11 @@ class Store:
         if not self.read_only:
             with contextlib.suppress(sqlite3.Error):
                 self.release_all()
+            # the last writer leaves the file in rollback-journal mode: a finished (archived) store is then
+            # one self-contained file that readers open without creating -wal/-shm files beside it
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("PRAGMA busy_timeout=200")
+                self.conn.execute("PRAGMA journal_mode=DELETE")
         self.conn.close()
 
     def __enter__(self) -> "Store":
