@@ -1,0 +1,198 @@
+"""The notebook API: keyword-friendly entry points with results that carry ``.to_frame()`` and provenance.
+
+Everything here is reachable from the top level (``attnphase.simulate``, ``attnphase.solve`` …) and imported
+lazily, so ``import attnphase`` stays fast. Model parameters are keywords with the paper's defaults
+(MODEL.md §1–§4): ``L=2, r=1, r_star=1, sigma=0.5, lam=0.01, omega=0.3``, ``A`` and ``P`` as nested lists
+(default ``A = [[0.6, 0.4], [0.4, 0.6]]`` for L = 2, uniform otherwise) — or pass ``params=ModelParams(...)``.
+
+>>> import attnphase
+>>> res = attnphase.simulate(alpha=1.0, d=20, steps=20, instances=2, test_samples=200)
+>>> res.to_frame()[["instance", "m", "theta_over_sigma2", "e_t"]].shape
+(2, 4)
+>>> sorted(res.provenance)[:2]
+['config', 'config_hash']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .model import ModelParams
+
+
+def model(*, L: int = 2, r: int = 1, r_star: int = 1, sigma: float = 0.5, lam: float = 0.01, omega: float = 0.3,
+          A: Sequence[Sequence[float]] | None = None, P: Sequence[Sequence[float]] | None = None) -> ModelParams:
+    """Validated :class:`ModelParams` from keywords (``A`` defaults to the paper's for L = 2, uniform otherwise).
+
+    >>> model(L=3).A[0]
+    (0.3333333333333333, 0.3333333333333333, 0.3333333333333333)
+    """
+    kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega, P=P)
+    if A is not None:
+        kw["A"] = A
+    elif L != 2:
+        kw["A"] = [[1.0 / L] * L for _ in range(L)]
+    return ModelParams(**kw)
+
+
+def _params(params: ModelParams | None, kw: dict[str, Any]) -> ModelParams:
+    return model(**kw) if params is None else params.replace(**kw) if kw else params
+
+
+@dataclass
+class Result:
+    """A computed result for notebooks: the underlying object (``value``), a tidy table (:meth:`to_frame`),
+    a JSON-able dict (:meth:`to_dict`) and :attr:`provenance` (parameters, versions, git commit + dirty flag,
+    resolution/integrator, convergence). Attributes of ``value`` are readable directly (``res.alpha_c``)."""
+
+    kind: str
+    value: Any
+    table: Any = None                       # pandas.DataFrame, built on demand when None
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_frame(self):
+        import pandas as pd
+        if self.table is not None:
+            return self.table.copy()
+        d = self.to_dict()
+        return pd.DataFrame([{k: v for k, v in d.items() if not isinstance(v, (dict, list))}])
+
+    def to_dict(self) -> dict[str, Any]:
+        base = self.value.to_dict() if hasattr(self.value, "to_dict") else dict(vars(self.value))
+        return {**base, "provenance": self.provenance}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("kind", "value", "table", "provenance") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+    def __repr__(self) -> str:
+        return f"Result({self.kind}: {self.value!r})"
+
+
+def _prov(config: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    from .provenance import provenance, stamp
+    return provenance(config, **stamp(), **extra)
+
+
+def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = None, init: str = "semantic",
+             optimizer: str = "gd", lr: float = 0.15, steps: int = 5000, gtol: float = 1e-6,
+             max_iter: int = 2000, warmup_steps: int = 300, x64: bool = False, instances: int = 4, seed: int = 0,
+             test_samples: int = 50_000, **model_kw: Any):
+    """Train the attention student at finite d (MODEL.md §4); returns a
+    :class:`attnphase.simulate.SimulationResult` (per-instance arrays, ``.summary()``, ``.to_frame()``,
+    ``.to_dict()``, ``.provenance``).
+
+    >>> r = simulate(alpha=1.0, d=16, L=3, r=2, steps=10, instances=1, test_samples=100)
+    >>> r.params.L, r.to_frame().shape[0]
+    (3, 1)
+    """
+    from .guards import check_memory, simulate_bytes
+    from .data import n_samples
+    from .simulate import TrainConfig, simulate as run
+    p = _params(params, model_kw)
+    cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
+                      warmup_steps=warmup_steps, x64=x64)
+    n = n_samples(alpha, d)
+    check_memory("d", d, simulate_bytes(p.L, d, n, x64=x64), f"training at d={d}, n={n}, L={p.L}")
+    return run(p, alpha=alpha, d=d, config=cfg, instances=instances, seed=seed, test_samples=test_samples)
+
+
+def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None = None, nodes: int | None = None,
+          **kw: Any) -> Result:
+    """One fixed point of the asymptotic equations (MODEL.md §6) on ``branch``; ``Result`` wraps
+    :class:`attnphase.theory.FixedPointSolution` (``res.q``, ``res.converged``, ``res.status`` …).
+
+    >>> s = solve(2.0, "semantic", omega=0.3, nodes=4)          # doctest: +SKIP
+    >>> s.converged, round(s.theta, 2)                          # doctest: +SKIP
+    (True, 0.16)
+    """
+    from .theory import curve_table, solve_point
+    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
+    p = _params(params, model_kw)
+    sol = solve_point(p, alpha, branch, nodes=nodes, **kw)
+    prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=sol.nodes, options=kw),
+                 integrator=dict(rule=sol.rule, nodes=sol.nodes),
+                 convergence=dict(converged=bool(sol.converged), status=sol.status, residual=sol.residual,
+                                  iterations=sol.iterations))
+    return Result("theory point", sol, curve_table([sol]).assign(converged=bool(sol.converged)), prov)
+
+
+def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelParams | None = None,
+          nodes: int | None = None, **kw: Any) -> Result:
+    """A branch along ``alphas`` by continuation; ``to_frame()`` is one row per α (unconverged points kept,
+    ``converged = False``)."""
+    from .guards import check_grid
+    from .theory import curve_table, solve_curve
+    check_grid("alphas", len(alphas), len(alphas))
+    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
+    p = _params(params, model_kw)
+    sols = solve_curve(p, [float(a) for a in alphas], branch, nodes=nodes, **kw)
+    table = curve_table(sols)
+    prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, nodes=nodes, options=kw),
+                 convergence=dict(all_converged=bool(all(s.converged for s in sols)),
+                                  unconverged_alphas=[s.alpha for s in sols if not s.converged]))
+    return Result("theory curve", sols, table, prov)
+
+
+def transition(*, params: ModelParams | None = None, **kw: Any) -> Result:
+    """α_c, α_l, ε_lin, spinodals and the mixed-point search at one (ω, σ, λ, A) (MODEL.md §6); ``Result``
+    wraps :class:`attnphase.phase.TransitionResult` (``res.alpha_c`` …); ``to_frame()`` is the global table."""
+    from .phase import transition as run
+    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
+    p = _params(params, model_kw)
+    res = run(p, **kw)
+    prov = {**(getattr(res, "provenance", None) or {}), **_prov(dict(params=p.to_dict(), options=kw))}
+    table = getattr(res, "global_table", None)
+    return Result("transition", res, table, prov)
+
+
+def phase_diagram(omegas: Sequence[float], alphas: Sequence[float], *, params: ModelParams | None = None,
+                  **kw: Any) -> Result:
+    """The (α, ω) phase diagram (continuation in α and ω); ``to_frame()`` is the grid, ``res.lines`` the
+    α_c(ω), α_l(ω) table."""
+    from .guards import check_grid
+    from .phase import phase_diagram as run
+    check_grid("alphas × omegas", len(alphas) * len(omegas), len(alphas) * len(omegas))
+    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
+    p = _params(params, model_kw)
+    out = run(p, [float(w) for w in omegas], [float(a) for a in alphas], **kw)
+    grid, lines = out[0], out[1]
+    prov = _prov(dict(params=p.to_dict(), omegas=[float(w) for w in omegas], alphas=[float(a) for a in alphas],
+                      options=kw))
+    return Result("phase diagram", _Diagram(grid, lines), grid, prov)
+
+
+@dataclass
+class _Diagram:
+    grid: Any
+    lines: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"grid": self.grid.to_dict(orient="records"), "lines": self.lines.to_dict(orient="records")}
+
+
+def baseline(*, params: ModelParams | None = None, nodes: int = 80, **model_kw: Any) -> Result:
+    """Population error ε_lin of the optimal linear positional baseline (MODEL.md §5).
+
+    >>> round(baseline(omega=0.3).eps_lin, 6)
+    0.001971
+    """
+    from .baseline import eps_lin
+    from .guards import baseline_bytes, check_memory
+    p = _params(params, model_kw)
+    check_memory("nodes", nodes, baseline_bytes(p.L, p.r_star, nodes, 400_000), f"the baseline at L={p.L}")
+    e = float(eps_lin(p, nodes=nodes))
+    method = "Gauss-Hermite product rule" if (p.L == 2 and p.r_star == 1) else "Monte Carlo (seed 0)"
+    prov = _prov(dict(params=p.to_dict(), nodes=nodes), integrator=dict(method=method, nodes=nodes))
+    return Result("baseline", _Baseline(p, e), None, prov)
+
+
+@dataclass
+class _Baseline:
+    params: ModelParams
+    eps_lin: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"eps_lin": self.eps_lin, **{k: v for k, v in self.params.to_dict().items()}}
