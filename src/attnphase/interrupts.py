@@ -8,7 +8,8 @@ finalisation). Instead, :func:`install` lets the C-level signal handler write th
 pipe (``signal.set_wakeup_fd``); a daemon thread reading it prints one line and ends the process with
 ``os._exit`` — at once, even while the main thread is inside XLA, and without interpreter teardown.
 
-Work that must not be cut in half (a store transaction, renaming a finished output file into place) runs
+Worker processes started through :mod:`multiprocessing` (process pools, a Dask LocalCluster) are
+terminated first. Work that must not be cut in half (a store transaction, renaming a finished output file into place) runs
 inside :func:`critical`; the watcher waits for it to finish before exiting.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from typing import Callable, Iterator
 
@@ -81,4 +83,22 @@ def _exit(signum: int) -> None:
         name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
         line = f"\ninterrupted ({name}): {text or 'stopped, nothing written after this point'}\n"
         os.write(2, line.encode())
+        _stop_children()
         os._exit(EXIT_CODES[signum])
+
+
+def _stop_children() -> None:
+    """Terminate the worker processes this process started (process pools, a Dask LocalCluster): after
+    ``os._exit`` nobody would shut them down, and they would finish their task as orphans."""
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    try:
+        children = mp.active_children()
+    except Exception:  # noqa: BLE001
+        return
+    for child in children:
+        try:
+            child.terminate()
+        except Exception:  # noqa: BLE001
+            pass
