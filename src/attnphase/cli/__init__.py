@@ -38,7 +38,7 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input exits 2 with one line on stderr, never a traceback.
 
-    Usage errors are Typer's own (exit 2); our :class:`ParameterError` exits 2 with one line,
+    Typer's usage errors (missing or malformed options) and our :class:`ParameterError` exit 2 with one line,
     :class:`NotConvergedError` exits 3. Run as the process's entry point (``argv is None``), Ctrl-C or
     SIGTERM prints one line and exits 130 / 143 at once (:mod:`attnphase.interrupts`).
     """
@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> None:
         from ..interrupts import install
         install()
     try:
-        app(args=argv)
+        rv = app(args=argv, standalone_mode=False)
+        sys.exit(rv if isinstance(rv, int) else 0)
     except ParameterError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -55,5 +56,21 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"error: not converged: {exc}", err=True)
         sys.exit(3)
     except KeyboardInterrupt:
-        typer.echo("aborted", err=True)
+        typer.echo("interrupted (Ctrl-C)", err=True)
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 -- Typer/Click usage errors: one line, their exit code
+        code = getattr(exc, "exit_code", None)
+        if code is None or not hasattr(exc, "format_message"):
+            raise
+        typer.echo(_usage_line(exc, argv), err=True)
+        sys.exit(code)
+
+
+def _usage_line(exc: Exception, argv: list[str] | None) -> str:
+    """A Typer/Click usage error as one line (``error: Invalid value for '--seed': ...``); help text as is."""
+    msg = exc.format_message()
+    if "\n" in msg.strip() or msg.lstrip().startswith("Usage:"):   # e.g. a group called without a command
+        return msg.rstrip()
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"error: {msg.strip()}{where}"

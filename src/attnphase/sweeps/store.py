@@ -81,6 +81,8 @@ class Store:
             if self.path.is_dir():
                 raise ParameterError("sweep store", "a file (a folder is in the way)", str(self.path))
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                self._create()
             self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
             with self._checked():
                 self.conn.execute("PRAGMA journal_mode=WAL")
@@ -89,6 +91,25 @@ class Store:
         self._check_schema()
 
     # ------------------------------------------------------------------------------------------- opening
+
+    def _create(self) -> None:
+        """Create the store with its schema beside its path, then link it into place: a reader never sees a
+        file without tables (and a runner that loses the race simply opens the other's store)."""
+        tmp = self.path.with_name(f".{self.path.name}.{self.owner}.new")
+        conn = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            conn.executescript(_SCHEMA)
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, self.path)
+        except FileExistsError:
+            pass
+        except OSError:                     # no hard links on this file system: rename (tiny race window)
+            if not self.path.exists():
+                os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def _open_read_only(self) -> sqlite3.Connection:
         if not self.path.is_file():
