@@ -132,6 +132,16 @@ def test_sweep_validation_before_any_store(tmp_path, body, needle, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_theory_request_checked_before_work():
+    from attnphase.cli._common import check_theory_request
+    from attnphase.errors import ParameterError
+    from attnphase.model import ModelParams
+    check_theory_request(ModelParams(), 8)
+    for params, nodes in ((ModelParams(), 3), (ModelParams(), 1000), (ModelParams(L=3, A=[[1 / 3] * 3] * 3), 8)):
+        with pytest.raises(ParameterError):
+            check_theory_request(params, nodes)
+
+
 def test_big_sweep_needs_yes_and_bad_options(tmp_path, capsys):
     f = tmp_path / "big.toml"
     f.write_text('[sweep]\noutput = "out"\n[[task]]\nkind = "logged"\nparams = { }\n'
@@ -149,6 +159,8 @@ def test_size_guards_and_small_cli_errors(tmp_path, capsys):
     for args, needle in ((["baseline", "--nodes", "100000"], "nodes must be small enough"),
                          (["baseline", "--L", "60"], "L must be small enough"),
                          (["simulate", "--d", "1"], "d must be an integer >= 2"),
+                         (["reproduce", "--seed", "-1"], "--seed"),
+                         (["simulate", "--d", "abc"], "--d"),
                          (["simulate", "--omega", "1.4"], "got 1.4"),
                          (["theory", "curve", "--alphas", "1:2:1", "--out", str(tmp_path / "c.csv")],
                           "would drop STOP"),

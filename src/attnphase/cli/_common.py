@@ -140,3 +140,12 @@ def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{v:.5g}"
     return str(v)
+
+
+def check_theory_request(params: ModelParams, nodes: int | None, rule: str = "split",
+                         branch: str = "semantic") -> None:
+    """The theory solver's own checks (supported L, r, r*; ``nodes`` range and parity for the rule), run
+    before any work, so that e.g. ``theory transition --nodes 3`` fails at once instead of after the curves."""
+    from ..theory import solver
+    check = getattr(solver, "validate_point", None) or solver._validate
+    check(params, 1.0, branch, solver.DEFAULT_NODES if nodes is None else nodes, rule)
