@@ -146,7 +146,7 @@ def run_sweep(sweep: Sweep, *, executor: str = "local", workers: int = 1, schedu
 
 
 def _has_pending(sweep: Sweep, retry_failed: bool) -> bool:
-    if not sweep.db_path.exists():
+    if not sweep.db_path.exists() or sweep.db_path.stat().st_size == 0:
         return bool(sweep.tasks)
     with Store(sweep.db_path, read_only=True) as store:
         st = store.statuses()
