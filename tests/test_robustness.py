@@ -406,3 +406,10 @@ def test_sweep_simulate_at_L3(tmp_path):
     from attnphase.sweeps import frame
     df = frame(sw)
     assert len(df) == 4 and (df.L == 3).all() and df.e_t.notna().all()
+
+
+def test_unreachable_scheduler_is_one_line_and_leaves_no_store(tmp_path, capsys):
+    f = sweep_file(tmp_path, [1.0])
+    p = in_process(capsys, "sweep", "run", str(f), "--scheduler", "tcp://127.0.0.1:9")   # nothing listens
+    assert p.returncode == 2 and "--scheduler" in one_line_error(p)
+    assert not load(f).db_path.exists()
