@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import ParameterError
+from ..jsonable import to_jsonable  # noqa: F401  (re-exported for the commands)
 from ..model import ModelParams
 
 console = Console(stderr=True)
@@ -76,19 +77,6 @@ AOpt = typer.Option(None, "--A", help="Positional teacher attention, rows ';'-se
                     "(default \"0.6,0.4;0.4,0.6\" for L=2, uniform otherwise).")
 LOpt = typer.Option(2, "--L", help="Sequence length L >= 2.")
 ROpt = typer.Option(1, "--r", help="Student rank r >= 1.")
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Recursively turn numpy / JAX scalars and arrays into plain Python for ``json.dumps``."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else (1e308 if obj > 0 else -1e308)
-    return obj
 
 
 def emit_json(obj: Any) -> None:
