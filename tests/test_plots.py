@@ -7,9 +7,8 @@ from attnphase.phase import global_table, transition_from_tables
 from attnphase.plots import (plot_alpha_c_line, plot_delta_e_t, plot_eps_g, plot_overlaps, plot_phase_diagram,
                              save_figure)
 
-from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
+from _phase_stand_in import EPS_LIN_03, stand_in
 
-pytestmark = pytest.mark.skipif(not have_reference(), reason="shared reference tables not available")
 
 
 def _sim():

@@ -415,7 +415,10 @@ def _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max):
     if alpha_c is None:
         if not branches["semantic"].valid():
             c_bound = f"> {hi:g}"
-            c_reason = f"no valid semantic fixed point for α ≤ {hi:g}"
+            saddles = [p.alpha for p in branches["semantic"] if p.state is PointState.UNSTABLE]
+            c_reason = f"no valid semantic fixed point for α ≤ {hi:g}" + (
+                f" (it exists only as a saddle, unstable against m, at {len(saddles)} α's in "
+                f"[{min(saddles):g}, {max(saddles):g}]; elsewhere collapsed or not found)" if saddles else "")
         elif both.empty:
             c_reason = ("the two branches are never valid at the same α (semantic ends at "
                         f"{_fmt_end(sem_end)}, positional at {_fmt_end(pos_end)})")

@@ -4,8 +4,8 @@ on their invariant subspaces, stability of each pinned branch against its pinned
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace as _dc_replace
-from typing import Any, Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -315,37 +315,6 @@ def _stability(F: _Map, x: np.ndarray, branch: str, eps: float = 1e-4) -> float:
     finally:
         F.pins = saved
     return max(out)
-
-
-def solve_curve(params: ModelParams, alphas: Sequence[float], branch: str, *,
-                progress: Callable[[int], None] | None = None, **kw) -> list[FixedPointSolution]:
-    """Solve along ``alphas`` in the given order, warm-starting each point from its neighbour
-    (continuation). ``progress(i)`` is called after point ``i``. A point that did not converge is kept
-    (converged=False) and the next one starts from the last converged point."""
-    sols: list[FixedPointSolution] = []
-    init = kw.pop("init", None)
-    done: list[FixedPointSolution] = []   # converged points, for the predictor
-    for i, a in enumerate(alphas):
-        start = _predict(done, float(a)) if len(done) >= 2 else init
-        s = solve_point(params, float(a), branch, init=start, **kw)
-        sols.append(s)
-        if s.converged:
-            init = s
-            done.append(s)
-        if progress is not None:
-            progress(i)
-    return sols
-
-
-def _predict(done: Sequence[FixedPointSolution], alpha: float):
-    """Linear extrapolation in α of (q, m, V, θ) from the last two converged points (continuation predictor);
-    falls back to the last point where the extrapolation leaves the domain (q or V not positive)."""
-    a, b = done[-2], done[-1]
-    t = (alpha - b.alpha) / (b.alpha - a.alpha) if b.alpha != a.alpha else 0.0
-    guess = {k: getattr(b, k) + t * (getattr(b, k) - getattr(a, k)) for k in ("q", "m", "V", "theta")}
-    if guess["q"] <= 0 or guess["V"] <= 0 or abs(t) > 2:
-        return b
-    return _dc_replace(b, alpha=alpha, **guess)
 
 
 _COLUMNS = ["alpha", "omega", "sigma", "lam", "branch", "q", "m", "V", "theta", "q_hat", "m_hat", "V_hat",
