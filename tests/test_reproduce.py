@@ -19,7 +19,7 @@ def test_reproduce_is_registered():
 def test_agreement_z_scores():
     import pandas as pd
 
-    from attnphase.cli.reproduce_cmd import _agreement
+    from attnphase.reproduce import _agreement
     sem = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.1], m=[0.0], eps_g=[0.002], e_t=[0.003], converged=True))
     pos = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.0], m=[0.25], eps_g=[0.003], e_t=[0.0028],
                             converged=True))

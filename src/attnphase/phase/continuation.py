@@ -294,13 +294,13 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         starts.append(None)
         if not out.points:
             starts.append(_scaled_start(params, a, branch, 1.6))
-        best = None
+        tried = []
         for st in starts:
             p = run(a, st)
             if p.state.valid:
                 return p
-            best = best if best is not None and best.state.exists else p
-        return best
+            tried.append(p)
+        return min(tried, key=lambda p: _RANK[p.state])  # a saddle, else a collapse, … over a failure
 
     saddles: list = []   # past an "unstable" end the pinned branch goes on as a saddle: followed, not used
     stop: BranchPoint | None = None
@@ -308,7 +308,6 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         if out.end is not None and out.end.kind is PointState.UNSTABLE and stop is None:
             p = run(a, predict(branch, a, valid + saddles, None))
             if p.state.exists:
-                p = BranchPoint(p.solution, PointState.UNSTABLE)
                 saddles.append(p)
             else:
                 stop = p
@@ -331,6 +330,10 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         if progress is not None:
             progress(i)
     return out
+
+
+_RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.COLLAPSED: 2, PointState.DIVERGED: 3,
+         PointState.ENDED: 4, PointState.NOT_CONVERGED: 5}
 
 
 def _scaled_start(params, alpha, branch, scale):
