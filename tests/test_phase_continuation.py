@@ -206,3 +206,12 @@ def test_alpha_l_at_omega_01_is_where_the_semantic_eps_g_crosses_eps_lin():
     for da, sign in ((-0.01, 1.0), (0.01, -1.0)):
         s = solve_point(p, r.alpha_l + da, "semantic", nodes=4, init=near, stability=False)
         assert s.converged and sign * (s.eps_g - r.eps_lin) > 0
+
+
+def test_without_saddles_the_cells_past_an_unstable_end_are_not_solved():
+    calls = []
+    br = follow_branch(P, DOWN, "semantic", nodes=4, saddles=False,
+                       solver=make_fake(calls, end=0.0, alpha_unstable=0.9))
+    assert br.end.kind is PointState.UNSTABLE
+    assert [p.state for p in br][3:] == [PointState.UNSTABLE] * 3
+    assert min(c["alpha"] for c in calls) >= 0.8 and all(math.isnan(p.e_t) for p in br.points[3:])

@@ -261,13 +261,15 @@ def _stability_crossing(a_ok: BranchPoint, a_bad: BranchPoint) -> float:
 def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, nodes: int | None = None,
                   init=None, guide: dict | None = None, history: Sequence | None = None,
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
-                  min_step: float = END_XTOL, solver: PointSolver | None = None,
+                  min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
                   progress: Callable[[int], None] | None = None) -> Branch:
     """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
     given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
     branch beyond its previous range), the last one nearest the first α. ``min_step``: the adaptive step's
-    smallest step, i.e. the resolution in α of a branch's end. ``progress(i)`` after each requested α."""
+    smallest step, i.e. the resolution in α of a branch's end. ``saddles``: follow the pinned branch past an
+    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
+    ``progress(i)`` after each requested α."""
     if branch not in ("semantic", "positional", "uninformative", "free"):
         raise ParameterError("branch", "semantic, positional, uninformative or free", branch)
     if not min_step > 0:
@@ -302,13 +304,13 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             tried.append(p)
         return min(tried, key=lambda p: _RANK[p.state])  # a saddle, else a collapse, … over a failure
 
-    saddles: list = []   # past an "unstable" end the pinned branch goes on as a saddle: followed, not used
+    past: list = []   # past an "unstable" end the pinned branch goes on as a saddle: followed, not used
     stop: BranchPoint | None = None
     for i, a in enumerate(float(x) for x in alphas):
-        if out.end is not None and out.end.kind is PointState.UNSTABLE and stop is None:
-            p = run(a, predict(branch, a, valid + saddles, None))
+        if out.end is not None and out.end.kind is PointState.UNSTABLE and stop is None and saddles:
+            p = run(a, predict(branch, a, valid + past, None))
             if p.state.exists:
-                saddles.append(p)
+                past.append(p)
             else:
                 stop = p
                 if p.state is PointState.NOT_CONVERGED:

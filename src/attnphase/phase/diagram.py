@@ -31,7 +31,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
 
     Returns ``(grid, lines)``: ``grid`` one row per (ω, α) (:data:`GRID_COLUMNS`; ``state_sem``/``state_pos``
     are :class:`~attnphase.phase.continuation.PointState` values — a cell beyond a branch's end carries the
-    end's kind, ``not converged`` only where the solver failed); ``lines`` one row per ω with alpha_c, alpha_l
+    end's kind, ``not converged`` only where the solver failed; saddles past an ``unstable`` end are not
+    solved, they are not used); ``lines`` one row per ω with alpha_c, alpha_l
     (grid interpolation, or Brent to ``xtol`` with ``refine``), their bounds (``"> 2"``) and reasons, and both
     branches' ends. ``min_step``: resolution of the ends (default: a quarter of the α spacing). ω values are
     processed in increasing order. ``reuse``: ω → {branch: :class:`~.continuation.Branch`} already computed
@@ -65,7 +66,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
             else:
                 cb = (lambda i, b=b, w=w: progress(w, b, i + 1, len(grid_a))) if progress else None
                 branches[b] = follow_branch(p, order, b, nodes=nodes, guide=guides[b] or None, progress=cb,
-                                            max_steps=max_steps, min_step=min_step, solver=solver)
+                                            max_steps=max_steps, min_step=min_step, solver=solver,
+                                            saddles=False)
             guides[b] = {round(x.alpha, 9): x for x in branches[b].valid()}
         el = float(_eps_lin(p))
         sem, pos, g, a_c, a_l = _tables(branches, el)
