@@ -161,3 +161,14 @@ def test_cli_bad_omegas_phase_diagram(tmp_path):
                         "--alphas", "0.5:2:4", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert len([ln for ln in p.stderr.strip().splitlines() if ln.strip()]) == 1
+
+
+def test_cli_bad_sweep_file_and_alpha_max(tmp_path):
+    import subprocess
+    import sys
+    for args in (["theory", "phase-diagram", "--out", str(tmp_path), "--sweep", str(tmp_path / "none.csv")],
+                 ["theory", "transition", "--alpha-max", "0.01"]):
+        p = subprocess.run([sys.executable, "-c", _MAIN, *args], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+        assert len(lines) == 1 and ("--sweep" in lines[0] or "--alpha-max" in lines[0])
