@@ -149,26 +149,29 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     * semantic: the student aligned with the teacher, Q = c·Q* plus 10 % orthogonal weight, c = 0.7·``scale``:
       θ = c ρ, q = 1.1 c² ρ with ρ = σ²;
     * positional: Q along the positional direction with the attention a purely positional student needs to
-      match the teacher's mean self-weight t = E[T_ll] (S_11 = sigmoid(2 m²) = t, so m² = logit(t)/2, at least
-      0.05), times ``scale``; q = 2 σ² m² (half of it off the positional direction);
+      match the teacher's mean self-weight t = E[T_ll] (S_11 = sigmoid(2 m²) = t gives m² = logit(t)/2; the
+      token part of the logits takes about half of it, so m² = logit(t)/4, at least 0.01), times ``scale``;
+      q = 3 σ² m² (two thirds of it off the positional direction);
     * uninformative / free: q = 0.3 σ² (free: with both overlaps at half their pure values);
-    * V from the prior side, V = σ²/(λ + σ² V̂), with V̂ ≈ 0.6 α σ² q (the curvature of the loss
-      ``(σ²/2)‖T − S‖²`` in h is ~σ² q per token; 0.5–0.7 measured at σ ∈ {0.5, 0.7}, λ ∈ {0.001, 0.01}).
+    * V from the prior side, V = σ²/(λ + σ² V̂), with V̂ ≈ k α σ² q (the curvature of the loss
+      ``(σ²/2)‖T − S‖²`` in h is ~σ² q per token): k = 0.6 semantic (0.5–0.7 measured at σ ∈ {0.5, 0.7},
+      λ ∈ {0.001, 0.01}), k = 1.9 positional (1.88, 1.92 measured at α = 2, 1; σ = 0.5, ω = 0.3).
     ``scale`` moves the start along the branch's overlap (multi-start).
     """
     s2 = params.sigma ** 2
     c = 0.7 * scale
     t = min(max(_teacher_diagonal(params), 0.5 + 1e-6), 1.0 - 1e-6)
-    m_pos = scale * math.sqrt(max(0.5 * math.log(t / (1.0 - t)), 0.05))
+    m_pos = scale * math.sqrt(max(0.25 * math.log(t / (1.0 - t)), 0.01))
     if branch == "semantic":
         q, m, th = 1.1 * c * c * s2, 0.0, c * s2
     elif branch == "positional":
-        q, m, th = 2.0 * s2 * m_pos ** 2, m_pos, 0.0
+        q, m, th = 3.0 * s2 * m_pos ** 2, m_pos, 0.0
     elif branch == "free":
-        q, m, th = 0.5 * (1.1 * c * c * s2 + 2.0 * s2 * m_pos ** 2), 0.5 * m_pos, 0.5 * c * s2
+        q, m, th = 0.5 * (1.1 * c * c * s2 + 3.0 * s2 * m_pos ** 2), 0.5 * m_pos, 0.5 * c * s2
     else:
         q, m, th = 0.3 * s2, 0.0, 0.0
-    V = s2 / (params.lam + s2 * 0.6 * float(alpha) * s2 * q)
+    k = 1.9 if branch == "positional" else 0.6
+    V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q)
     return np.array([q, m, V, th], dtype=float)
 
 
