@@ -215,3 +215,11 @@ def test_without_saddles_the_cells_past_an_unstable_end_are_not_solved():
     assert br.end.kind is PointState.UNSTABLE
     assert [p.state for p in br][3:] == [PointState.UNSTABLE] * 3
     assert min(c["alpha"] for c in calls) >= 0.8 and all(math.isnan(p.e_t) for p in br.points[3:])
+
+
+def test_a_branch_that_begins_inside_the_range_is_followed_back_to_its_beginning():
+    # followed upwards from α = 0.5 where the (semantic) branch does not exist yet: the cold starts below 0.75
+    # fail, the first valid point is at 0.8, and following it back locates the beginning and names the cells
+    br = follow_branch(P, DOWN[::-1], "semantic", nodes=4, solver=make_fake(end=0.75, kind="fold"))
+    assert [p.state for p in br] == [PointState.ENDED] * 3 + [PointState.OK] * 3
+    assert br.begin.kind is PointState.ENDED and abs(br.begin.alpha - 0.75) <= 1e-3 and br.end is None

@@ -181,13 +181,15 @@ def _unsolved(params, alpha: float, branch: str, nodes, state: PointState, why: 
 @dataclass
 class Branch:
     """A followed branch: one :class:`BranchPoint` per requested α (in the order given), the extra points
-    solved by the adaptive step and the end location, and ``end`` (None when valid to the last α)."""
+    solved by the adaptive step and the end location, ``end`` (None when valid to the last α) and ``begin``
+    (where the branch starts being valid, when its first α's were not: found by following it backwards)."""
 
     branch: str
     params: ModelParams
     points: list[BranchPoint]
     end: BranchEnd | None = None
     extra: list[BranchPoint] = field(default_factory=list)
+    begin: BranchEnd | None = None
     solves: int = 0
 
     def __iter__(self):
@@ -331,7 +333,28 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             out.points.append(p)
         if progress is not None:
             progress(i)
+    _backwards(run, out, guide, min_step)
     return out
+
+
+def _backwards(run, out: Branch, guide, min_step: float) -> None:
+    """When the first α's gave no valid point and a later one did, follow the branch back from its first
+    valid point over them (same adaptive step): they get the state of the branch's beginning (``begin``)
+    instead of a failure of a cold start."""
+    lead = next((i for i, p in enumerate(out.points) if p.state.valid), None)
+    if not lead:
+        return
+    back = [p for p in out.points[lead + 1:lead + 2] if p.state.valid] + [out.points[lead]]
+    tmp = Branch(out.branch, out.params, [])
+    for j in range(lead - 1, -1, -1):
+        a = out.points[j].alpha
+        if tmp.end is not None:
+            out.points[j] = _unsolved(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
+                                      f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
+            continue
+        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp)
+    out.begin = tmp.end
+    out.extra.extend(tmp.extra)
 
 
 _RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.COLLAPSED: 2, PointState.DIVERGED: 3,

@@ -89,6 +89,12 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
                          end_semantic_kind=ends["semantic"].kind.value if ends["semantic"] else "",
                          end_positional=ends["positional"].alpha if ends["positional"] else None,
                          end_positional_kind=ends["positional"].kind.value if ends["positional"] else "",
+                         begin_semantic=_alpha(branches["semantic"].begin),
+                         begin_positional=_alpha(branches["positional"].begin),
                          solves=sum(br.solves for br in branches.values()), refined=bool(refine), nodes=nodes))
     grid = pd.concat(frames, ignore_index=True)[GRID_COLUMNS]
     return grid, pd.DataFrame(rows)
+
+
+def _alpha(end) -> str:
+    return "" if end is None else f"{end.alpha:.4g} ({end.kind.value})"

@@ -169,6 +169,7 @@ class TransitionResult:
 
     def to_dict(self, tables: bool = False) -> dict[str, Any]:
         ends = {b: (self.branches[b].end.to_dict() if self.branches[b].end else None) for b in self.branches}
+        ends |= {f"{b}_begin": self.branches[b].begin.to_dict() for b in self.branches if self.branches[b].begin}
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
                  alpha_c_against=self.alpha_c_against, alpha_c_pinned=self.alpha_c_pinned,
