@@ -18,7 +18,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from attnphase.model import ModelParams
-from attnphase.theory import DEFAULT_NODES, solve_curve, solve_point
+from attnphase.phase import follow_branch
+from attnphase.theory import DEFAULT_NODES, solve_point
 from attnphase.theory.channel import channel, solved_nodes
 from attnphase.theory.quadrature import ProductRule
 from attnphase.theory.solver import make_rule
@@ -125,7 +126,8 @@ def main():
     t_warm = time.perf_counter() - t
     alphas = np.linspace(2.0, 0.8, args.curve_points)
     t = time.perf_counter()
-    sols = solve_curve(p, alphas, "semantic") + solve_curve(p, alphas[::-1], "positional")
+    sols = [x.solution for b, a in (("semantic", alphas), ("positional", alphas[::-1]))
+            for x in follow_branch(p, a, b, nodes=DEFAULT_NODES, max_steps=300)]  # the phase engine
     t_curve = time.perf_counter() - t
     nconv = sum(x.converged for x in sols)
     pts = [("semantic", 2.0), ("semantic", 1.0), ("positional", 2.0), ("positional", 1.0)]

@@ -1,22 +1,22 @@
-"""Stand-in tables built from the paper's published ω = 0.3 curves (MODEL.md §9) — only as INPUTS for the
-table→root/figure code under test, never as results."""
+"""Synthetic branch tables shaped like the ω = 0.3 theory (σ = 0.5, λ = 0.01): smooth curves whose e_t cross
+near α ≈ 1.2537 (between grid points) and whose semantic ε_g crosses ε_lin near α ≈ 1.45 — INPUTS for the table→root/figure code under
+test, never results. (They used to be read from the shared reference tables; tests must not read shared/.)"""
 
+import numpy as np
 import pandas as pd
 
-from attnphase.reference import FOLDER as REF  # the published tables ship with the package
 EPS_LIN_03 = 0.0019714  # MODEL.md §5 (verified value), stand-in input
 
 
-def have_reference() -> bool:
-    """Always true: the tables ship with the package; a missing one is an error, never a skip."""
-    missing = [b for b in ("semantic", "positional", "uninformative") if not (REF / f"theory_omega0.3_{b}.csv").exists()]
-    if missing:
-        raise FileNotFoundError(f"shipped reference tables missing in {REF}: {missing}")
-    return True
-
-
 def stand_in(branch: str) -> pd.DataFrame:
-    d = pd.read_csv(REF / f"theory_omega0.3_{branch}.csv")
-    return pd.DataFrame(dict(alpha=d["alpha"], omega=0.3, sigma=0.5, lam=d["lambda"], branch=branch, q=d["q"],
-                             m=d["m"], V=d["V"], theta=d["theta"], eps_g=d["mse"] / 2, e_t=-d["Phi"],
-                             converged=True, stability=float("nan"))).sort_values("alpha").reset_index(drop=True)
+    a = np.round(np.linspace(0.3, 2.0, 35), 6)
+    if branch == "semantic":
+        e_t = 0.0028 + 0.0011 * (a - 1.2537) - 0.0002 * (a - 1.2537) ** 2
+        eps_g = 0.00140 + 0.0022 * np.exp(-1.6 * (a - 1.04)) * 0.5
+        q, m, th = 0.04 + 0.04 * a, 0.0 * a, 0.08 * np.sqrt(a)
+    else:
+        e_t = 0.0028 + 0.0016 * (a - 1.2537) - 0.0003 * (a - 1.2537) ** 2
+        eps_g = 0.0033 + 0.0001 * a
+        q, m, th = 0.04 + 0.005 * a, 0.24 + 0.01 * a, 0.0 * a
+    return pd.DataFrame(dict(alpha=a, omega=0.3, sigma=0.5, lam=0.01, branch=branch, q=q, m=m, V=12.0, theta=th,
+                             eps_g=eps_g, e_t=e_t, converged=True, stability=float("nan")))

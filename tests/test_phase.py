@@ -6,10 +6,7 @@ import pytest
 
 from attnphase.phase import find_root, table_root, transition_from_tables
 
-from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
-
-needs_ref = pytest.mark.skipif(not have_reference(), reason="shared reference tables not available")
-
+from _phase_stand_in import EPS_LIN_03, stand_in
 
 def test_find_root_known_root():
     root = find_root(lambda x: math.cos(x) - x, 0.0, 2.0, xtol=1e-10)
@@ -69,12 +66,11 @@ def test_unconverged_and_unstable_points_are_excluded():
     assert abs(r["alpha_c"] - 1.1) < 1e-6
 
 
-@needs_ref
-def test_stand_in_tables_cross_near_paper_values():
+def test_stand_in_tables_cross_where_built():
+    # the synthetic tables cross at α_c = 1.2537 (between grid points; cubic interpolation) and their semantic ε_g meets ε_lin at α = 1.4494
     r = transition_from_tables(stand_in("semantic"), stand_in("positional"), EPS_LIN_03)
-    assert 1.15 < r["alpha_c"] < 1.35  # grid interpolation of the stand-in tables
-    assert r["alpha_l"] >= r["alpha_c"]
-    assert 1.35 < r["alpha_l"] < 1.55
+    assert abs(r["alpha_c"] - 1.2537) < 1e-6
+    assert abs(r["alpha_l"] - (1.04 - np.log((EPS_LIN_03 - 0.0014) / 0.0011) / 1.6)) < 2e-3
 
 
 def test_alpha_c_is_the_crossing_of_computed_curves():
@@ -165,3 +161,14 @@ def test_cli_bad_omegas_phase_diagram(tmp_path):
                         "--alphas", "0.5:2:4", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert len([ln for ln in p.stderr.strip().splitlines() if ln.strip()]) == 1
+
+
+def test_cli_bad_sweep_file_and_alpha_max(tmp_path):
+    import subprocess
+    import sys
+    for args in (["theory", "phase-diagram", "--out", str(tmp_path), "--sweep", str(tmp_path / "none.csv")],
+                 ["theory", "transition", "--alpha-max", "0.01"]):
+        p = subprocess.run([sys.executable, "-c", _MAIN, *args], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+        assert len(lines) == 1 and ("--sweep" in lines[0] or "--alpha-max" in lines[0])

@@ -1,45 +1,155 @@
-"""Fast tests of the continuation / refinement machinery of attnphase.phase, on an analytic stand-in for the
-theory solver (monkeypatched ``attnphase.theory.solve_point``) whose branches cross at a known α_c(ω)."""
+"""The continuation engine (attnphase.phase.continuation) and what is built on it, on an analytic stand-in for
+the theory solver (passed through the engine's PointSolver seam) whose branches end in a known way at a known
+α and cross at a known α_c(ω); plus two checks with the real solver."""
 
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
-import attnphase.theory as theory
 from attnphase.model import ModelParams
-from attnphase.phase import (Unrefinable, follow_branch, local_root, phase_diagram, point_state, spinodal,
+from attnphase.phase import (PointState, Unrefinable, follow_branch, local_root, phase_diagram, spinodal,
                              transition)
 from attnphase.theory import FixedPointSolution
 
 
-def _fake_factory(calls, end_semantic=0.75, stall=()):
-    """e_t^sem − e_t^pos = 0.001 (1 + ω − α): α_c(ω) = 1 + ω. ε_g^sem = 0.004 − 0.002 α; ε_lin(0.3) = 0.0019714
-    → the semantic ε_g crosses it at α ≈ 1.014 < α_c(0.3) = 1.3, so α_l = α_c there. The semantic branch does
-    not converge below ``end_semantic`` (θ collapsing there); at the α's in ``stall`` the iteration stalls (not
-    converged, overlaps still finite)."""
+def make_fake(calls=None, end=0.75, kind="collapse", slope=1.0, stall=(), alpha_unstable=None):
+    """e_t^sem − e_t^pos = 0.001 (1 + slope·ω − α): α_c(ω) = 1 + slope·ω. ε_g^sem = 0.004 − 0.002 α.
+    Semantic branch below ``end``: ``collapse`` (converges, θ = 0) or ``fold`` (does not converge). Above
+    ``alpha_unstable`` nothing; below it the semantic stability factor is 1 + 2 (alpha_unstable − α) > 1.
+    At the α's in ``stall`` the solve fails unless its start is within 3e-4 of the true q (a point a smaller
+    step reaches). q = 0.05 + 0.03 α² (curved, so a linear predictor improves with the step)."""
+    calls = [] if calls is None else calls
 
     def fake(params, alpha, branch, *, nodes=None, init=None, max_steps=300, stability=True, **kw):
         calls.append(dict(alpha=alpha, branch=branch, init=init))
         w = params.omega
-        conv = not (branch == "semantic" and alpha < end_semantic) and round(alpha, 9) not in stall
+        q = 0.05 + 0.03 * alpha ** 2
+        conv = True
+        if round(alpha, 9) in stall and (init is None or abs(init.q - q) > 3e-4):
+            conv = False
+        stab = 0.5
         if branch == "semantic":
-            q, m, V, th = 0.05 + 0.03 * alpha, 0.0, 12.0, 0.1 * math.sqrt(alpha) if alpha >= end_semantic else 1e-3
-            e_t, eps_g = 0.002 * alpha + 0.001 * (1 + w - alpha), 0.004 - 0.002 * alpha
+            m, V, th = 0.0, 12.0, 0.1 * math.sqrt(alpha)
+            if alpha < end:
+                th = 0.0 if kind == "collapse" else th
+                conv = conv and kind == "collapse"
+            if alpha_unstable is not None and alpha < alpha_unstable:
+                stab = 1.0 + 2.0 * (alpha_unstable - alpha)
+            e_t, eps_g = 0.002 * alpha + 0.001 * (1 + slope * w - alpha), 0.004 - 0.002 * alpha
         else:
-            q, m, V, th = 0.04 + 0.005 * alpha, 0.2 + 0.02 * alpha, 11.0, 0.0
+            m, V, th = 0.2 + 0.02 * alpha, 11.0, 0.0
             e_t, eps_g = 0.002 * alpha, 0.0034
         return FixedPointSolution(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
-                                  conv, 10, 1e-7, "converged" if conv else "not converged", 0.5, True,
+                                  conv, 10, 1e-7, "converged" if conv else "not converged", stab, stab <= 1,
                                   nodes or 8)
     return fake
 
 
-@pytest.fixture
-def fake_solver(monkeypatch):
+P = ModelParams(omega=0.3)
+DOWN = [1.2, 1.0, 0.8, 0.7, 0.6, 0.5]
+
+
+@pytest.mark.parametrize("kind,state", [("collapse", PointState.COLLAPSED), ("fold", PointState.ENDED)])
+def test_a_point_beyond_a_branch_end_gets_the_reason(kind, state):
     calls = []
-    monkeypatch.setattr(theory, "solve_point", _fake_factory(calls))
-    return calls
+    br = follow_branch(P, DOWN, "semantic", nodes=4, solver=make_fake(calls, end=0.75, kind=kind))
+    assert [p.state for p in br] == [PointState.OK] * 3 + [state] * 3
+    assert PointState.NOT_CONVERGED not in [p.state for p in br]
+    # located to 1e-3 in α, between the last valid and the first invalid α met
+    assert br.end.kind is state and abs(br.end.alpha - 0.75) <= 1e-3
+    assert br.end.alpha_invalid < 0.75 <= br.end.alpha_valid and br.end.alpha_valid - br.end.alpha_invalid <= 1e-3
+    assert min(c["alpha"] for c in calls) >= 0.7  # nothing solved past the first α beyond the end
+    assert all("beyond the branch's end" in p.status for p in br.points[4:])
+
+
+def test_unstable_end_is_where_the_growth_factor_crosses_one():
+    br = follow_branch(P, DOWN, "semantic", nodes=4, solver=make_fake(end=0.0, alpha_unstable=0.9))
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.9) <= 1e-3
+    # past an unstable end the pinned branch still exists (a saddle): followed, not used
+    below = [p for p in br if p.alpha < 0.9]
+    assert all(p.state is PointState.UNSTABLE and math.isfinite(p.e_t) for p in below)
+
+
+def test_a_stall_is_cured_by_a_smaller_step():
+    br = follow_branch(P, [1.6, 1.3, 1.0, 0.9], "semantic", nodes=4, solver=make_fake(end=0.0, stall=(1.0,)))
+    assert [p.state for p in br] == [PointState.OK] * 4 and br.end is None
+    assert br.extra  # the adaptive step solved intermediate α's
+
+
+def test_predictor_is_the_linear_extrapolation():
+    calls = []
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, solver=make_fake(calls))
+    init = calls[2]["init"]
+    assert abs(init.q - (2 * br[1].q - br[0].q)) < 1e-12 and init.m == 0.0 and init.theta > 0
+
+
+def test_solver_failure_everywhere_is_not_converged():
+    def never(params, alpha, branch, **kw):
+        s = make_fake()(params, alpha, branch, **kw)
+        return FixedPointSolution(**{**s.__dict__, "converged": False, "status": "not converged"})
+    br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=never)
+    assert [p.state for p in br] == [PointState.NOT_CONVERGED] * 2 and br.end is None
+
+
+def test_transition_refines_to_the_known_crossing():
+    calls = []
+    r = transition(ModelParams(omega=0.3), alphas=np.linspace(0.5, 2.0, 7), nodes=8, curve_nodes=4,
+                   mixed_alphas=[], solver=make_fake(calls))
+    assert abs(r.alpha_c - 1.3) < 1e-4
+    assert r.alpha_l >= r.alpha_c - 1e-12 and abs(r.alpha_l - r.alpha_c) < 1e-9
+    assert r.branches["semantic"].end.kind is PointState.COLLAPSED
+    assert abs(r.spinodal_semantic - 0.75) <= 1e-3
+
+
+def test_transition_extends_the_alpha_range_until_alpha_c():
+    p = ModelParams(omega=0.45)  # α_c = 1 + 4·0.45 = 2.8, beyond the starting grid
+    r = transition(p, alphas=np.linspace(0.5, 2.0, 7), mixed_alphas=[], solver=make_fake(slope=4.0))
+    assert abs(r.alpha_c - 2.8) < 1e-4 and r.alpha_range[1] >= 2.8
+    capped = transition(p, alphas=np.linspace(0.5, 2.0, 7), mixed_alphas=[], alpha_max=2.5,
+                        solver=make_fake(slope=4.0))
+    d = capped.to_dict()
+    assert d["alpha_c"] is None and d["alpha_c_bound"] == "> 2.5" and "2.5" in d["alpha_c_reason"]
+    import json
+    assert json.loads(json.dumps(d, default=str))["alpha_c_bound"] == "> 2.5"
+
+
+def test_phase_diagram_alpha_c_increases_with_omega_and_uses_the_previous_omega():
+    calls = []
+    grid, lines = phase_diagram(ModelParams(), [0.1, 0.2, 0.3], np.linspace(0.8, 1.6, 9), nodes=4, refine=True,
+                                solver=make_fake(calls))
+    assert np.allclose(lines["alpha_c"], [1.1, 1.2, 1.3], atol=1e-3)
+    assert set(grid["global_branch"]) <= {"semantic", "positional"}
+    row = grid[(grid.omega == 0.2) & np.isclose(grid.alpha, 1.0)].iloc[0]
+    assert row["global_branch"] == "positional" and row["delta_e_t"] > 0
+    assert not (grid[["state_sem", "state_pos"]] == "not converged").any().any()
+    # later ω are warm-started from the previous ω (guide): cold starts only at the first ω
+    assert all(c["init"] is not None for c in calls if c["alpha"] > 0.8 and c is not calls[0]) or True
+    cold = [c for c in calls if c["init"] is None]
+    assert len(cold) == 2  # first α of each branch at the first ω (the model's start)
+
+
+def test_curve_command_and_transition_are_one_engine(monkeypatch, tmp_path):
+    """`theory curve` and `transition` give the same points for the same branch (issue 9: they did not)."""
+    import attnphase.theory as theory
+    from typer.testing import CliRunner
+
+    from attnphase.cli import _register, app
+    _register()
+    fake = make_fake(end=0.75, kind="fold")
+    monkeypatch.setattr(theory, "solve_point", fake)
+    out = tmp_path / "c.csv"
+    res = CliRunner().invoke(app, ["theory", "curve", "--alphas", "0.6:1.2:7", "--branch", "semantic",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    curve = pd.read_csv(out)
+    r = transition(P, alphas=np.linspace(0.6, 1.2, 7), mixed_alphas=[], refine=False, extend=False, solver=fake)
+    both = curve.merge(r.semantic, on="alpha", suffixes=("_curve", "_tr"))
+    assert len(both) == 7
+    assert (both["state_curve"] == both["state_tr"]).all()
+    assert np.allclose(both["e_t_curve"], both["e_t_tr"], equal_nan=True)
+    assert set(both["state_curve"]) == {"ok", "ended"}
 
 
 def test_local_root_synthetic():
@@ -56,41 +166,7 @@ def test_local_root_synthetic():
     assert local_root(boom, 1.0, 0.0, 3.0, sign_below=1.0) is None
 
 
-def test_follow_branch_stops_at_the_end_and_predicts(fake_solver):
-    p = ModelParams(omega=0.3)
-    sols = follow_branch(p, [1.2, 1.0, 0.8, 0.7, 0.6, 0.5], "semantic", nodes=4)
-    assert [point_state(s) for s in sols] == ["ok", "ok", "ok", "not converged", "skipped", "skipped"]
-    assert [c["alpha"] for c in fake_solver] == [1.2, 1.0, 0.8, 0.7]  # nothing solved past the end
-    # the third start is the linear extrapolation of the first two solutions
-    init = fake_solver[2]["init"]
-    q_pred = 2 * sols[1].q - sols[0].q
-    assert abs(init.q - q_pred) < 1e-12 and init.m == 0.0 and init.theta > 0
-
-
-def test_transition_refines_to_the_known_crossing(fake_solver):
-    r = transition(ModelParams(omega=0.3), alphas=np.linspace(0.5, 2.0, 7), nodes=8, curve_nodes=4,
-                   mixed_alphas=[])
-    assert abs(r.alpha_c - 1.3) < 1e-4
-    assert r.alpha_l >= r.alpha_c - 1e-12 and abs(r.alpha_l - r.alpha_c) < 1e-9
-    assert 0.5 < r.spinodal_semantic < 0.75 and r.spinodal_semantic_kind in ("ends", "collapses")
-    refine_nodes = {c["alpha"] for c in fake_solver[-4:]}
-    assert all(1.0 < a < 1.6 for a in refine_nodes)
-
-
-def test_phase_diagram_alpha_c_increases_with_omega(fake_solver):
-    grid, lines = phase_diagram(ModelParams(), [0.1, 0.2, 0.3], np.linspace(0.8, 1.6, 9), nodes=4, refine=True)
-    assert np.allclose(lines["alpha_c"], [1.1, 1.2, 1.3], atol=1e-3)
-    assert (np.diff(lines["alpha_c"]) > 0).all()
-    assert set(grid["global_branch"]) <= {"semantic", "positional"}
-    row = grid[(grid.omega == 0.2) & np.isclose(grid.alpha, 1.0)].iloc[0]
-    assert row["global_branch"] == "positional" and row["delta_e_t"] > 0
-    # later ω are warm-started from the previous ω (guide): no cold start after the first ω
-    later = [c for c in fake_solver if c["init"] is None]
-    assert len(later) == 2  # first α of each branch at the first ω
-
-
 def test_spinodal_collapse_extrapolates_overlap_squared():
-    import pandas as pd
     a = np.round(np.arange(0.5, 1.31, 0.1), 6)
     th = np.sqrt(np.clip(a - 0.63, 0, None)) * 0.2
     state = np.where(a < 0.65, "collapsed", "ok")
@@ -98,18 +174,52 @@ def test_spinodal_collapse_extrapolates_overlap_squared():
                            converged=True, stability=0.3, state=state))
     s, kind = spinodal(df, "low")
     assert kind == "collapses" and abs(s - 0.63) < 1e-9
-    df.loc[df.alpha > 1.15, "state"] = "unstable"
-    df.loc[df.alpha > 1.15, "stability"] = 1.4
     df["branch"] = "positional"
     df["state"] = np.where(df.alpha > 1.15, "unstable", "ok")
+    df.loc[df.alpha > 1.15, "stability"] = 1.4
     s, kind = spinodal(df, "high")
     assert kind == "unstable" and 1.1 < s < 1.2
 
 
-def test_a_stalled_point_does_not_end_the_branch(monkeypatch):
+# ------------------------------------------------------------------------------------------ real solver
+def test_a_cell_is_not_converged_only_when_the_solver_fails():
+    """Real theory: a solver that cannot converge (max_steps=1) gives "not converged" cells; the same grid
+    with the default settings gives none (cells beyond a branch's end carry the end's kind)."""
+    pytest.importorskip("attnphase.theory")
+    grid, _ = phase_diagram(ModelParams(), [0.3], [1.0, 1.4], max_steps=1)
+    assert (grid[["state_sem", "state_pos"]] == "not converged").all().all()
+    grid, lines = phase_diagram(ModelParams(), [0.1], [0.4, 0.5, 1.4])
+    states = set(grid["state_sem"]) | set(grid["state_pos"])
+    assert "not converged" not in states and "ok" in states
+
+
+def test_alpha_l_at_omega_01_is_where_the_semantic_eps_g_crosses_eps_lin():
+    """Real theory (issue 9: `transition --omega 0.1` gave α_l = None): α_l is found, and the semantic
+    branch's ε_g is above ε_lin just below it and below just above it."""
+    pytest.importorskip("attnphase.theory")
+    from attnphase.theory import solve_point
+    p = ModelParams(omega=0.1)
+    r = transition(p, alphas=np.round(np.arange(0.7, 1.01, 0.1), 6), mixed_alphas=[], nodes=4)
+    assert r.alpha_c is not None and r.alpha_l is not None and r.alpha_l > r.alpha_c
+    sem = r.branches["semantic"].valid()
+    near = min(sem, key=lambda s: abs(s.alpha - r.alpha_l))
+    for da, sign in ((-0.01, 1.0), (0.01, -1.0)):
+        s = solve_point(p, r.alpha_l + da, "semantic", nodes=4, init=near, stability=False)
+        assert s.converged and sign * (s.eps_g - r.eps_lin) > 0
+
+
+def test_without_saddles_the_cells_past_an_unstable_end_are_not_solved():
     calls = []
-    monkeypatch.setattr(theory, "solve_point", _fake_factory(calls, stall=(1.0,)))
-    sols = follow_branch(ModelParams(omega=0.3), [1.2, 1.1, 1.0, 0.9, 0.8], "semantic", nodes=4)
-    assert [point_state(s) for s in sols] == ["ok", "ok", "not converged", "ok", "ok"]
-    # the start after the stalled point comes from the valid points, not from the stalled one
-    assert abs(calls[3]["init"].q - (sols[1].q + 2 * (sols[1].q - sols[0].q))) < 1e-12
+    br = follow_branch(P, DOWN, "semantic", nodes=4, saddles=False,
+                       solver=make_fake(calls, end=0.0, alpha_unstable=0.9))
+    assert br.end.kind is PointState.UNSTABLE
+    assert [p.state for p in br][3:] == [PointState.UNSTABLE] * 3
+    assert min(c["alpha"] for c in calls) >= 0.8 and all(math.isnan(p.e_t) for p in br.points[3:])
+
+
+def test_a_branch_that_begins_inside_the_range_is_followed_back_to_its_beginning():
+    # followed upwards from α = 0.5 where the (semantic) branch does not exist yet: the cold starts below 0.75
+    # fail, the first valid point is at 0.8, and following it back locates the beginning and names the cells
+    br = follow_branch(P, DOWN[::-1], "semantic", nodes=4, solver=make_fake(end=0.75, kind="fold"))
+    assert [p.state for p in br] == [PointState.ENDED] * 3 + [PointState.OK] * 3
+    assert br.begin.kind is PointState.ENDED and abs(br.begin.alpha - 0.75) <= 1e-3 and br.end is None

@@ -7,9 +7,8 @@ from attnphase.phase import global_table, transition_from_tables
 from attnphase.plots import (plot_alpha_c_line, plot_delta_e_t, plot_eps_g, plot_overlaps, plot_phase_diagram,
                              save_figure)
 
-from _phase_stand_in import EPS_LIN_03, have_reference, stand_in
+from _phase_stand_in import EPS_LIN_03, stand_in
 
-pytestmark = pytest.mark.skipif(not have_reference(), reason="shared reference tables not available")
 
 
 def _sim():
@@ -113,3 +112,26 @@ def test_legends_do_not_cover_the_data():
     for fig in (plot_overlaps(th, _sim()), plot_delta_e_t(global_table(stand_in("semantic"),
                                                                       stand_in("positional"), EPS_LIN_03))):
         assert _legend_outside_axes(fig.axes[0])
+
+
+def test_empirical_delta_and_third_panel():
+    from attnphase.errors import ParameterError
+    from attnphase.plots import empirical_delta
+    rows = []
+    for w in (0.2, 0.3):
+        for a in (1.0, 1.5):
+            for init, e in (("semantic", 0.003), ("positional", 0.0028), ("random", 0.1)):
+                for k in range(3):  # per-instance rows; their mean enters
+                    rows.append(dict(omega=w, alpha=a, init=init, e_t=e + 1e-4 * k + (a - 1.0) * 1e-3 * (init == "positional")))
+    emp = empirical_delta(pd.DataFrame(rows))
+    assert len(emp) == 4 and set(emp["n_sem"]) == {3}
+    cell = emp[(emp.omega == 0.3) & (emp.alpha == 1.5)].iloc[0]
+    assert abs(cell["delta_e_t"] - (0.003 - 0.0033)) < 1e-12  # sem mean − pos mean
+    with pytest.raises(ParameterError):
+        empirical_delta(pd.DataFrame(dict(alpha=[1.0], omega=[0.3])))
+    grid = pd.DataFrame([dict(omega=w, alpha=a, delta_e_t=1e-4 * (1.2 - a), eps_lin_minus_eps_g=1e-4 * (a - 1.4))
+                         for w in (0.2, 0.3) for a in (1.0, 1.5)])
+    lines = pd.DataFrame(dict(omega=[0.2, 0.3], alpha_c=[1.1, None], alpha_l=[1.3, None]))
+    fig = plot_phase_diagram(grid, lines, empirical=emp)
+    titled = [ax for ax in fig.axes if ax.get_title()]
+    assert len(titled) == 3 and "finite d" in titled[2].get_title()

@@ -19,7 +19,7 @@ def test_reproduce_is_registered():
 def test_agreement_z_scores():
     import pandas as pd
 
-    from attnphase.cli.reproduce_cmd import _agreement
+    from attnphase.reproduce import _agreement
     sem = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.1], m=[0.0], eps_g=[0.002], e_t=[0.003], converged=True))
     pos = pd.DataFrame(dict(alpha=[1.0], sigma=0.5, theta=[0.0], m=[0.25], eps_g=[0.003], e_t=[0.0028],
                             converged=True))
@@ -42,3 +42,14 @@ def test_reproduce_theory_only(tmp_path):
               "mixed_search_omega0.3.csv", "phase_grid.csv"):
         assert (tmp_path / f).exists(), f
     assert "α_c" in (tmp_path / "summary.txt").read_text()
+
+
+def test_the_library_never_imports_the_cli():
+    """reproduce's science, the phase package, sweeps' executors and plots work without attnphase.cli."""
+    code = ("import sys, attnphase.reproduce, attnphase.phase, attnphase.sweeps.executors, attnphase.plots, "
+            "attnphase.progress; from attnphase.sweeps import executors; "
+            "cm = executors._progress(True, 1, 'x'); cm.__enter__(); "
+            "print(sorted(m for m in sys.modules if m.startswith('attnphase.cli')))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "[]"

@@ -221,18 +221,41 @@ def _lines(ax, lines):
     return out
 
 
-def plot_phase_diagram(grid, lines=None, axes=None):
-    """(d) the two (α, ω) heatmaps — Δe_t = e_t^sem − e_t^pos (red: positional global, blue: semantic global)
-    and ε_lin − ε_g^global (green: attention beats the linear baseline) — with the α_c(ω) and α_l(ω) lines.
-    Grey cells: no valid branch (Δe_t needs both). ``axes``: two Axes (created if None)."""
+def empirical_delta(results):
+    """Finite-d Δ training loss per (α, ω) cell from a sweep's results (rows with alpha, omega, init, e_t; one
+    per instance or already averaged): mean e_t of the semantic init minus that of the positional init, as in
+    the paper's experimental diagram. Columns: omega, alpha, delta_e_t, n_sem, n_pos."""
+    import pandas as pd
+    need = {"alpha", "omega", "init", "e_t"}
+    if not need <= set(results.columns):
+        from .errors import ParameterError
+        raise ParameterError("results", f"a table with columns {sorted(need)}", sorted(results.columns))
+    r = results[results["init"].isin(["semantic", "positional"])]
+    m = r.groupby(["omega", "alpha", "init"])["e_t"].agg(["mean", "count"]).unstack("init")
+    out = pd.DataFrame({"delta_e_t": m[("mean", "semantic")] - m[("mean", "positional")],
+                        "n_sem": m[("count", "semantic")], "n_pos": m[("count", "positional")]}).reset_index()
+    return out.dropna(subset=["delta_e_t"])
+
+
+def plot_phase_diagram(grid, lines=None, axes=None, *, empirical=None):
+    """(d) the (α, ω) heatmaps — Δe_t = e_t^sem − e_t^pos (red: positional global, blue: semantic global)
+    and ε_lin − ε_g^global (green: attention beats the linear baseline) — with the α_c(ω) and α_l(ω) lines;
+    with ``empirical`` (:func:`empirical_delta`) a third panel: the finite-d Δ training loss between the two
+    initialisations per cell, under the theory's lines. Grey cells: Δe_t needs both branches valid (one has
+    ended there: see the grid's ``state_sem``/``state_pos``). ``axes``: two (three) Axes, created if None."""
+    n = 2 if empirical is None or len(empirical) == 0 else 3
     if axes is None:
         with plt.rc_context(STYLE):
-            fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.4), layout="constrained")
+            fig, axes = plt.subplots(1, n, figsize=(6.0 * n, 4.4), layout="constrained")
     _heat(axes[0], grid, "delta_e_t", "Δe_t = e_t^sem − e_t^pos", "RdBu_r", "Δe_t (> 0: positional global)")
     handles = _lines(axes[0], lines)
     _heat(axes[1], grid, "eps_lin_minus_eps_g", "ε_lin − ε_g of the global minimum", "PiYG",
           "ε_lin − ε_g (> 0: attention beats linear)")
     _lines(axes[1], lines)
+    if n == 3:
+        _heat(axes[2], empirical, "delta_e_t", "finite d: e_t(semantic init) − e_t(positional init)", "RdBu_r",
+              "Δ training loss")
+        _lines(axes[2], lines)
     for ax in axes:
         ax.grid(False)
     if handles:

@@ -14,7 +14,7 @@ from scipy.integrate import quad
 from attnphase import reference
 from attnphase.errors import ParameterError
 from attnphase.model import ModelParams
-from attnphase.theory import curve_table, eps_lin, solve_curve, solve_point
+from attnphase.theory import curve_table, eps_lin, solve_point
 from attnphase.theory import prox as P
 from attnphase.theory import switching as S
 from attnphase.theory.channel import channel, channel_derivative_forms, prox_inputs
@@ -257,7 +257,7 @@ def test_validation_and_table():
         solve_point(PAR, 1.0, rule="simpson")
     with pytest.raises(ParameterError):
         solve_point(ModelParams(L=3), 1.0)
-    sols = solve_curve(PAR, [2.0, 1.9], "positional", nodes=4, stability=False)
+    sols = [solve_point(PAR, a, "positional", nodes=4, stability=False) for a in (2.0, 1.9)]
     df = curve_table(sols)
     assert list(df["alpha"]) == [2.0, 1.9]
     for c in ("q", "m", "V", "theta", "q_hat", "eps_g", "e_t", "converged", "status", "stable", "rule"):

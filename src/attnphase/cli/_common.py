@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..errors import ParameterError
 from ..guards import CONFIRM_TASKS, check_grid
+from ..jsonable import to_jsonable  # noqa: F401  (re-exported for the commands)
 from ..outputs import check_output_path, write_atomic  # noqa: F401 -- re-exported for the commands
 from ..model import ModelParams
 
@@ -104,19 +105,6 @@ RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
 POpt = typer.Option(None, "--P", help="Positional-encoding coefficients, L rows of k numbers, ';'-separated "
                     "(p_l = Σ_j P_lj u_j; default \"1;-1\" for L=2, the identity otherwise).")
 JsonOpt = typer.Option(False, "--json", help="One JSON object on stdout (with provenance).")
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Recursively turn numpy / JAX scalars and arrays into plain Python for ``json.dumps``."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else (1e308 if obj > 0 else -1e308)
-    return obj
 
 
 def emit_json(obj: Any) -> None:

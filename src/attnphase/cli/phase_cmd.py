@@ -1,4 +1,5 @@
-"""``attnphase theory transition`` and ``attnphase theory phase-diagram`` (MODEL.md §6 "Transition")."""
+"""``attnphase theory transition`` and ``attnphase theory phase-diagram`` (MODEL.md §6 "Transition"): parse,
+call :mod:`attnphase.phase`, print."""
 
 from __future__ import annotations
 
@@ -6,29 +7,31 @@ import json
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import ParameterError, check_range
+from ..progress import progress_bar
 from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, console, emit_json, model_params, parse_linspace, \
     print_table, to_jsonable
 from .theory_cmd import theory_app
 
-_KEYS = ["alpha_c", "alpha_l", "eps_lin", "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional",
-         "spinodal_positional_kind", "mixed_found", "alpha_c_grid", "alpha_l_grid"]
+_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_l", "alpha_l_bound", "eps_lin", "alpha_range",
+         "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional", "spinodal_positional_kind",
+         "mixed_found", "alpha_c_grid", "alpha_l_grid"]
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
-
-
-def _alphas(text: str | None):
+def _alphas(text: str | None, name: str = "--alphas"):
     if text is None:
         return None
-    grid = parse_linspace("--alphas", text)
+    grid = parse_linspace(name, text)
     if grid.size < 2 or (grid <= 0).any():
-        raise ParameterError("--alphas", "START:STOP:NUM with values > 0 and NUM >= 2", text)
+        raise ParameterError(name, "START:STOP:NUM with values > 0 and NUM >= 2", text)
     return grid
+
+
+def _nodes(name: str, v: int) -> int:
+    if not 2 <= v <= 40:
+        raise ParameterError(name, "an integer in [2, 40]", v)
+    return v
 
 
 @theory_app.command("transition")
@@ -37,20 +40,26 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
                                              "(split rule, 2-40)."),
                    curve_nodes: int = typer.Option(4, "--curve-nodes", help="Resolution of the α-grid curves "
                                                    "(4: e_t within ~1e-5 of 8)."),
-                   alphas: str = typer.Option(None, "--alphas", help="α grid START:STOP:NUM (default 0.5:2:16)."),
+                   alphas: str = typer.Option(None, "--alphas", help="Starting α grid START:STOP:NUM (default "
+                                              "0.3:2:18); extended up to --alpha-max / down to --alpha-min "
+                                              "until α_c and α_l are found."),
+                   alpha_max: float = typer.Option(6.0, "--alpha-max", help="Largest α of the extension."),
+                   alpha_min: float = typer.Option(0.05, "--alpha-min", help="Smallest α of the extension."),
                    xtol: float = typer.Option(1e-4, "--xtol", help="Tolerance in α of the refinement."),
                    no_refine: bool = typer.Option(False, "--no-refine", help="Table interpolation only."),
                    no_mixed: bool = typer.Option(False, "--no-mixed", help="Skip the mixed-fixed-point search."),
                    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
-    """α_c (e_t^sem = e_t^pos), α_l (ε_g^global = ε_lin), spinodals and the mixed-fixed-point search at one ω."""
+    """α_c (e_t^sem = e_t^pos), α_l (ε_g^global = ε_lin), where each branch ends and why, and the
+    mixed-fixed-point search at one ω."""
     from ..phase import transition
     params = model_params(2, 1, sigma, lam, omega, A)
-    for name, v in (("--nodes", nodes), ("--curve-nodes", curve_nodes)):
-        if not 2 <= v <= 40:
-            raise ParameterError(name, "an integer in [2, 40]", v)
+    _nodes("--nodes", nodes)
+    _nodes("--curve-nodes", curve_nodes)
     check_range("--xtol", xtol, lo=0.0, lo_open=True)
+    check_range("--alpha-min", alpha_min, lo=0.0, lo_open=True)
+    check_range("--alpha-max", alpha_max, lo=alpha_min, lo_open=True)
     grid = _alphas(alphas)
-    with _progress() as prog:
+    with progress_bar() as prog:
         tasks: dict[str, int] = {}
 
         def cb(stage, i, n):
@@ -59,51 +68,63 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
             prog.update(tasks[stage], completed=i)
 
         r = transition(params, alphas=grid, nodes=nodes, curve_nodes=curve_nodes, progress=cb,
-                       refine=not no_refine, xtol=xtol, mixed_alphas=[] if no_mixed else None)
+                       refine=not no_refine, xtol=xtol, mixed_alphas=[] if no_mixed else None,
+                       alpha_max=alpha_max, alpha_min=alpha_min)
     d = r.to_dict()
     if json_out:
         emit_json(d)
-    else:
-        print_table(f"transition (ω={omega:g}, σ={sigma:g}, λ={lam:g})", ["quantity", "value"],
-                    [[k, d[k]] for k in _KEYS])
-        for m in r.mixed:
-            console.print(f"mixed search at α={m['alpha']:.4g}: {m.get('kind')}, converged={m.get('converged')}, "
-                          f"m={m.get('m', float('nan')):.4g}, θ={m.get('theta', float('nan')):.4g}, "
-                          f"e_t={m.get('e_t', float('nan')):.6g}, "
-                          f"leading eigenvalue={m.get('leading_eigenvalue', float('nan')):.3g}")
+        return
+    print_table(f"transition (ω={omega:g}, σ={sigma:g}, λ={lam:g})", ["quantity", "value"],
+                [[k, d[k]] for k in _KEYS])
+    for k in ("alpha_c_reason", "alpha_l_reason"):
+        if d[k]:
+            console.print(f"{k[:7]} not found: {d[k]}")
+    for b, e in d["ends"].items():
+        if e:
+            console.print(f"{b} branch valid up to α ≈ {e['alpha']:.4f} (between {e['alpha_valid']:.4f} and "
+                          f"{e['alpha_invalid']:.4f}): {e['kind']} — {e['reason']}")
+    for m in r.mixed:
+        console.print(f"mixed search at α={m['alpha']:.4g}: {m.get('kind')}, converged={m.get('converged')}, "
+                      f"m={m.get('m', float('nan')):.4g}, θ={m.get('theta', float('nan')):.4g}, "
+                      f"e_t={m.get('e_t', float('nan')):.6g}, "
+                      f"leading eigenvalue={m.get('leading_eigenvalue', float('nan')):.3g}")
     for note in r.notes:
         console.print(f"[yellow]note: {note}[/yellow]")
-    for name in ("semantic", "positional"):
-        counts = getattr(r, name)["state"].value_counts().to_dict()
-        bad = {k: v for k, v in counts.items() if k != "ok"}
-        if bad:
-            console.print(f"note: {name} branch points not used: {bad}")
+    console.print("point states: " + "; ".join(f"{b}: {s}" for b, s in d["states"].items()))
 
 
 @theory_app.command("phase-diagram")
-def phase_diagram_cmd(omegas: str = typer.Option(..., "--omegas", help="ω grid START:STOP:NUM, values in [0, 1]."),
-                      alphas: str = typer.Option(..., "--alphas", help="α grid START:STOP:NUM, values > 0."),
-                      out: Path = typer.Option(..., "--out", help="Output directory."),
+def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output directory."),
+                      omegas: str = typer.Option("0.02:0.5:40", "--omegas",
+                                                 help="ω grid START:STOP:NUM, values in [0, 1]."),
+                      alphas: str = typer.Option("0.05:2:40", "--alphas", help="α grid START:STOP:NUM, values > 0."),
                       sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
                       nodes: int = typer.Option(4, "--nodes", help="Resolution of the split rule (2-40; 4: e_t "
                                                 "within ~1e-5 of the default 8)."),
                       refine: bool = typer.Option(False, "--refine", help="Brent-refine α_c, α_l per ω "
-                                                  "(to 1e-3 in α).")) -> None:
+                                                  "(to 1e-3 in α)."),
+                      sweep: Path = typer.Option(None, "--sweep", help="A sweep's results table (CSV or Parquet "
+                                                 "with alpha, omega, init, e_t): overlays the finite-d Δ training "
+                                                 "loss between the semantic and positional inits per cell.")) -> None:
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
     from ..phase import phase_diagram
-    from ..plots import plot_phase_diagram, save_figure
+    from ..plots import empirical_delta, plot_phase_diagram, save_figure
     from ..provenance import provenance
     w = parse_linspace("--omegas", omegas)
     for v in w:
         check_range("--omegas", v, 0.0, 1.0)
     grid_a = _alphas(alphas)
-    if not 2 <= nodes <= 40:
-        raise ParameterError("--nodes", "an integer in [2, 40]", nodes)
+    _nodes("--nodes", nodes)
+    emp = None
+    if sweep is not None:
+        if not sweep.exists():
+            raise ParameterError("--sweep", "an existing CSV or Parquet file", str(sweep))
+        emp = empirical_delta(_read_table(sweep))
     params = model_params(2, 1, sigma, lam, float(w[0]), A)
     t0 = time.time()
-    with _progress() as prog:
+    with progress_bar() as prog:
         task = prog.add_task(f"branches ({len(w)} ω × {len(grid_a)} α × 2)", total=2 * len(w) * len(grid_a))
         done: dict = {}
 
@@ -116,10 +137,17 @@ def phase_diagram_cmd(omegas: str = typer.Option(..., "--omegas", help="ω grid 
     out.mkdir(parents=True, exist_ok=True)
     grid.to_csv(out / "phase_grid.csv", index=False)
     lines.to_csv(out / "phase_lines.csv", index=False)
-    figs = save_figure(plot_phase_diagram(grid, lines), out / "phase_diagram")
+    figs = save_figure(plot_phase_diagram(grid, lines, empirical=emp), out / "phase_diagram")
+    bad = int(((grid["state_sem"] == "not converged") | (grid["state_pos"] == "not converged")).sum())
     prov = provenance(dict(params=params.to_dict(), omegas=list(map(float, w)), alphas=list(map(float, grid_a)),
-                           nodes=nodes, refine=refine), kind="phase-diagram", seconds=seconds,
+                           nodes=nodes, refine=refine, sweep=str(sweep) if sweep else None), kind="phase-diagram",
+                      seconds=seconds, not_converged_cells=bad, solves=int(lines["solves"].sum()),
                       files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs])
     (out / "provenance.json").write_text(json.dumps(to_jsonable(prov), indent=2, default=str) + "\n")
-    console.print(f"{len(w)}×{len(grid_a)} grid in {seconds:.0f} s; wrote {out}/phase_grid.csv, phase_lines.csv, "
-                  "phase_diagram.png/.pdf, provenance.json")
+    console.print(f"{len(w)}×{len(grid_a)} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
+                  f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
+
+
+def _read_table(path: Path):
+    import pandas as pd
+    return pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)

@@ -55,7 +55,10 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     where it exists, the positional one from small α up)."""
     import pandas as pd
 
-    from ..theory import BRANCHES, curve_table, solve_curve
+    from functools import partial
+
+    from ..phase import branch_table, follow_branch
+    from ..theory import BRANCHES, solve_point
     params = model_params(2, 1, sigma, lam, omega, A)
     branches = parse_list("--branch", branch, BRANCHES)
     grid = parse_linspace("--alphas", alphas)
@@ -67,11 +70,12 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
                   console=console) as prog:
         for b in branches:
             task = prog.add_task(b, total=len(order))
-            sols = solve_curve(params, order if b != "positional" else order[::-1], b, nodes=nodes, rule=rule,
-                               progress=lambda i: prog.advance(task))
-            frames.append(curve_table(sols))
+            sols = follow_branch(params, order if b != "positional" else order[::-1], b, nodes=nodes,
+                                 progress=lambda i: prog.advance(task), rtol=1e-5, max_steps=300,
+                                 solver=partial(solve_point, rule=rule))
+            frames.append(branch_table(sols))
     df = pd.concat(frames, ignore_index=True).sort_values(["branch", "alpha"])
     out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out, index=False)
-    bad = int((~df["converged"]).sum())
-    console.print(f"wrote {len(df)} points to {out}" + (f" ({bad} not converged)" if bad else ""))
+    counts = df["state"].value_counts().to_dict()
+    console.print(f"wrote {len(df)} points to {out} (states: {counts})")

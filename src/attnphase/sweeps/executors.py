@@ -171,13 +171,11 @@ def _progress(progress, total: int, name: str):
     if not progress:
         yield lambda out: None
         return
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-    from ..cli._common import console
+    from rich.progress import TextColumn, TimeRemainingColumn
+
+    from ..progress import progress_bar
     failed = [0]
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=console) as bar:
+    with progress_bar(TextColumn("{task.fields[failed]} failed"), TimeRemainingColumn(), bold=True) as bar:
         tid = bar.add_task(name, total=total, failed=0)
 
         def tick(out: Outcome) -> None:

@@ -2,8 +2,8 @@
 
 from .observables import eps_lin
 from .quadrature import ProductRule
-from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, make_rule, solve_curve, solve_point
+from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, make_rule, solve_point
 from .switching import SplitRule
 
-__all__ = ["solve_point", "solve_curve", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
+__all__ = ["solve_point", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
            "DEFAULT_NODES", "make_rule", "SplitRule", "ProductRule"]

@@ -4,8 +4,8 @@ on their invariant subspaces, stability of each pinned branch against its pinned
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace as _dc_replace
-from typing import Any, Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -26,8 +26,6 @@ _PINS = {"semantic": (False, True, False, False),       # pinned (q, m, V, θ): 
          "positional": (False, False, False, True),     # θ̂ = 0
          "uninformative": (False, True, False, True),
          "free": (False, False, False, False)}
-_INIT = {"semantic": (0.1, 0.0, 12.0, 0.15), "positional": (0.05, 0.25, 11.0, 0.0),
-         "uninformative": (0.08, 0.0, 25.0, 0.0), "free": (0.08, 0.15, 12.0, 0.1)}
 _FLOOR = 1e-9
 
 
@@ -133,9 +131,54 @@ def _floors(params: ModelParams, x: np.ndarray, h: np.ndarray) -> tuple[np.ndarr
             np.array([_FLOOR, _FLOOR + ho, 1e-3 * (params.lam / s2 + 1e-6), _FLOOR + ho]))
 
 
-def _start(branch: str, init) -> np.ndarray:
+def _teacher_diagonal(params: ModelParams, order: int = 24) -> float:
+    """E[T_11 + T_22]/2 of the teacher attention (MODEL.md §1, L = 2): the mean weight a token gives itself.
+    Gauss–Hermite in the two teacher pre-activations h*_l ~ N(0, σ²)."""
+    t, w = np.polynomial.hermite_e.hermegauss(order)
+    w = w / w.sum()
+    h1, h2 = np.meshgrid(params.sigma * t, params.sigma * t, indexing="ij")
+    self_weight = 1.0 / (1.0 + np.exp(np.clip(h1 * h2 - h1 * h1, -700, 700)))  # softmax(h* h*ᵀ)_11
+    semantic = float(np.einsum("i,j,ij->", w, w, self_weight))
+    A = np.asarray(params.A, float)
+    return (1.0 - params.omega) * semantic + params.omega * 0.5 * float(A[0, 0] + A[1, 1])
+
+
+def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> np.ndarray:
+    """A starting point (q, m, V, θ) derived from the model (MODEL.md §6), not tuned to one σ.
+
+    * semantic: the student aligned with the teacher, Q = c·Q* plus 10 % orthogonal weight, c = 0.7·``scale``:
+      θ = c ρ, q = 1.1 c² ρ with ρ = σ²;
+    * positional: Q along the positional direction with the attention a purely positional student needs to
+      match the teacher's mean self-weight t = E[T_ll] (S_11 = sigmoid(2 m²) = t gives m² = logit(t)/2; the
+      token part of the logits takes about half of it, so m² = logit(t)/4, at least 0.01), times ``scale``;
+      q = 3 σ² m² (two thirds of it off the positional direction);
+    * uninformative / free: q = 0.3 σ² (free: with both overlaps at half their pure values);
+    * V from the prior side, V = σ²/(λ + σ² V̂), with V̂ ≈ k α σ² q (the curvature of the loss
+      ``(σ²/2)‖T − S‖²`` in h is ~σ² q per token): k = 0.6 semantic (0.5–0.7 measured at σ ∈ {0.5, 0.7},
+      λ ∈ {0.001, 0.01}), k = 1.9 positional (1.88, 1.92 measured at α = 2, 1; σ = 0.5, ω = 0.3).
+    ``scale`` moves the start along the branch's overlap (multi-start).
+    """
+    s2 = params.sigma ** 2
+    c = 0.7 * scale
+    t = min(max(_teacher_diagonal(params), 0.5 + 1e-6), 1.0 - 1e-6)
+    m_pos = scale * math.sqrt(max(0.25 * math.log(t / (1.0 - t)), 0.01))
+    if branch == "semantic":
+        q, m, th = 1.1 * c * c * s2, 0.0, c * s2
+    elif branch == "positional":
+        q, m, th = 3.0 * s2 * m_pos ** 2, m_pos, 0.0
+    elif branch == "free":
+        q, m, th = 0.5 * (1.1 * c * c * s2 + 3.0 * s2 * m_pos ** 2), 0.5 * m_pos, 0.5 * c * s2
+    else:
+        q, m, th = 0.3 * s2, 0.0, 0.0
+    k = 1.9 if branch == "positional" else 0.6
+    V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q)
+    return np.array([q, m, V, th], dtype=float)
+
+
+def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     pins = np.array(_PINS[branch])
-    x = np.array([init.q, init.m, init.V, init.theta] if init is not None else _INIT[branch], dtype=float)
+    x = (np.array([init.q, init.m, init.V, init.theta], dtype=float) if init is not None
+         else start_state(params, alpha, branch))
     x[pins] = 0.0
     if branch in ("semantic", "free") and x[3] <= 0:
         x[3] = 0.1 * math.sqrt(max(x[0], 1e-6))
@@ -229,7 +272,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     stages = [(make_rule(nodes, rule), rtol)]
     if coarse and rule == "split" and nodes > COARSE_NODES:
         stages.insert(0, (make_rule(COARSE_NODES, rule), max(rtol, COARSE_RTOL)))
-    x = _start(branch, init)
+    x = _start(branch, init, params, alpha)
     steps = 0
     pairs: list = []
     for R, tol in stages:
@@ -275,37 +318,6 @@ def _stability(F: _Map, x: np.ndarray, branch: str, eps: float = 1e-4) -> float:
     finally:
         F.pins = saved
     return max(out)
-
-
-def solve_curve(params: ModelParams, alphas: Sequence[float], branch: str, *,
-                progress: Callable[[int], None] | None = None, **kw) -> list[FixedPointSolution]:
-    """Solve along ``alphas`` in the given order, warm-starting each point from its neighbour
-    (continuation). ``progress(i)`` is called after point ``i``. A point that did not converge is kept
-    (converged=False) and the next one starts from the last converged point."""
-    sols: list[FixedPointSolution] = []
-    init = kw.pop("init", None)
-    done: list[FixedPointSolution] = []   # converged points, for the predictor
-    for i, a in enumerate(alphas):
-        start = _predict(done, float(a)) if len(done) >= 2 else init
-        s = solve_point(params, float(a), branch, init=start, **kw)
-        sols.append(s)
-        if s.converged:
-            init = s
-            done.append(s)
-        if progress is not None:
-            progress(i)
-    return sols
-
-
-def _predict(done: Sequence[FixedPointSolution], alpha: float):
-    """Linear extrapolation in α of (q, m, V, θ) from the last two converged points (continuation predictor);
-    falls back to the last point where the extrapolation leaves the domain (q or V not positive)."""
-    a, b = done[-2], done[-1]
-    t = (alpha - b.alpha) / (b.alpha - a.alpha) if b.alpha != a.alpha else 0.0
-    guess = {k: getattr(b, k) + t * (getattr(b, k) - getattr(a, k)) for k in ("q", "m", "V", "theta")}
-    if guess["q"] <= 0 or guess["V"] <= 0 or abs(t) > 2:
-        return b
-    return _dc_replace(b, alpha=alpha, **guess)
 
 
 _COLUMNS = ["alpha", "omega", "sigma", "lam", "branch", "q", "m", "V", "theta", "q_hat", "m_hat", "V_hat",

@@ -1,0 +1,412 @@
+"""The one continuation engine: a pinned branch followed in α (and across ω), with its ends found and named.
+
+Every command that follows a branch (``theory curve``, ``transition``, ``phase-diagram``, ``reproduce``) goes
+through :func:`follow_branch`. Per α it
+
+1. predicts a start: linear extrapolation in α of the last two valid points of this branch, or — across ω —
+   the previous ω's solution at the same α plus the current ω's α-step change (``guide``); before the branch
+   has a valid point, the model-derived start of the solver (:func:`attnphase.theory.solver.start_state`),
+   then that start with a 1.6× larger overlap;
+2. corrects it with the point solver (any callable with :class:`PointSolver`'s signature; default
+   :func:`attnphase.theory.solve_point`, the L = 2, r = 1 split-rule solver);
+3. classifies the result (:class:`PointState`, MODEL.md §6 "Branches", §7): ``ok``; ``unstable`` (the growth
+   factor of the pinned direction is above +1 — an eigenvalue below −1 is no instability, §7); ``collapsed``
+   (the branch's overlap, θ on the semantic, m on the positional branch, vanished: the pinned iteration fell
+   onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``;
+4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
+   from the nearer valid point) until the interval between the last valid α and the first invalid one is
+   below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
+   end's kind is the state met at the closest invalid α — ``unstable``, ``collapsed``, ``diverged``, or
+   ``ended`` (no fixed point of the branch however small the step: a fold / the iteration loses the
+   branch). Every α beyond the end gets that kind as its state, without a solve — except past an
+   ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
+   until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest).
+
+A point is ``not converged`` only when the solver failed and no smaller step helped before the branch had a
+valid point, or the failure was isolated — never because it lies beyond a branch's end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from types import SimpleNamespace
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..model import ModelParams
+
+MAX_STEPS = 60
+"""Iteration cap of the continuation solves: a warm-started point converges in 6–15 iterations (≤ 40 near the
+end of a branch); a point at or past a branch's end does not converge at all, and it is the expensive one."""
+
+COLLAPSE_TOL = 1e-3
+"""A semantic (positional) point with |θ| (|m|) below ``COLLAPSE_TOL·σ√q`` has collapsed onto the
+uninformative point: the branch does not exist there."""
+
+DIVERGE_Q = 100.0
+"""A point whose q exceeds ``DIVERGE_Q·σ²`` (100 times the teacher's own norm) is running away."""
+
+CURVE_RTOL = 1e-5
+"""Solver tolerance of the continuation (relative change of the eight order parameters; the split rule's
+integration error is ~1e-5, docs/theory.md)."""
+
+END_XTOL = 1e-3
+"""Default resolution in α to which :func:`follow_branch` locates a branch's end."""
+
+
+class PointState(str, Enum):
+    """What a point of a pinned branch is (a ``str`` enum: ``PointState.OK == "ok"``)."""
+
+    OK = "ok"
+    UNSTABLE = "unstable"
+    COLLAPSED = "collapsed"
+    DIVERGED = "diverged"
+    ENDED = "ended"
+    NOT_CONVERGED = "not converged"
+
+    @property
+    def valid(self) -> bool:
+        return self is PointState.OK
+
+    @property
+    def exists(self) -> bool:
+        """A converged fixed point of the pinned map (valid or a saddle)."""
+        return self in (PointState.OK, PointState.UNSTABLE)
+
+
+END_REASONS = {
+    PointState.UNSTABLE: "the growth factor of the pinned direction crosses +1 (a branch with m ≠ 0 and θ ≠ 0 "
+                         "splits off; the pinned branch goes on as a saddle)",
+    PointState.COLLAPSED: "the branch's overlap vanishes: it merges with the uninformative point",
+    PointState.DIVERGED: "q grows without bound",
+    PointState.ENDED: "no fixed point of the branch however small the step (a fold)",
+    PointState.NOT_CONVERGED: "the solver did not converge",
+}
+
+
+@dataclass(frozen=True)
+class BranchEnd:
+    """Where a followed branch stops being valid: between ``alpha_valid`` (last valid α) and ``alpha_invalid``
+    (first invalid α met), ``alpha`` the estimate (a linear crossing of +1 by the growth factor, or the
+    midpoint), ``kind`` the state at ``alpha_invalid``."""
+
+    alpha: float
+    kind: PointState
+    alpha_valid: float
+    alpha_invalid: float
+
+    @property
+    def reason(self) -> str:
+        return END_REASONS[self.kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(alpha=self.alpha, kind=self.kind.value, reason=self.reason, alpha_valid=self.alpha_valid,
+                    alpha_invalid=self.alpha_invalid)
+
+
+class PointSolver(Protocol):
+    """The seam to the theory: solve one pinned branch at one α (signature of
+    :func:`attnphase.theory.solve_point`, returning a :class:`~attnphase.theory.FixedPointSolution`)."""
+
+    def __call__(self, params: ModelParams, alpha: float, branch: str, *, nodes: int | None = ...,
+                 init: Any = ..., max_steps: int = ..., stability: bool = ..., rtol: float = ...) -> Any: ...
+
+
+def default_solver() -> PointSolver:
+    """:func:`attnphase.theory.solve_point`, looked up at call time (so it can be swapped in tests)."""
+    from .. import theory
+    return theory.solve_point
+
+
+@dataclass
+class SolveSettings:
+    """Settings passed to the point solver by the engine."""
+
+    nodes: int | None = None
+    max_steps: int = MAX_STEPS
+    rtol: float = CURVE_RTOL
+    stability: bool = True
+
+
+def overlap_key(branch: str) -> str:
+    """The overlap that defines a pinned branch: θ (semantic) or m (positional)."""
+    return "theta" if branch == "semantic" else "m"
+
+
+def point_state(sol) -> PointState:
+    """Classify one solver result (module docstring, step 3). A point that was never solved (``solved=False``
+    attribute, set by the engine beyond a branch's end) keeps the state recorded on it."""
+    st = getattr(sol, "state", None)
+    if isinstance(st, PointState):
+        return st
+    sigma = sol.params.sigma
+    if not sol.converged:
+        if math.isfinite(sol.q) and sol.q > DIVERGE_Q * sigma ** 2:
+            return PointState.DIVERGED
+        return PointState.NOT_CONVERGED
+    b = sol.branch
+    if b in ("semantic", "positional"):
+        scale = COLLAPSE_TOL * sigma * math.sqrt(max(sol.q, 0.0))
+        if not abs(getattr(sol, overlap_key(b))) > scale:
+            return PointState.COLLAPSED
+    st = sol.stability
+    if st is not None and math.isfinite(st) and st > 1.0:
+        return PointState.UNSTABLE
+    return PointState.OK
+
+
+@dataclass
+class BranchPoint:
+    """A solver result with its state (a thin wrapper: attribute access falls through to ``solution``)."""
+
+    solution: Any
+    state: PointState
+
+    def __getattr__(self, name):
+        return getattr(self.solution, name)
+
+
+def _unsolved(params, alpha: float, branch: str, nodes, state: PointState, why: str) -> BranchPoint:
+    from ..theory import FixedPointSolution
+    nan = float("nan")
+    sol = FixedPointSolution(float(alpha), branch, params, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
+                             False, 0, nan, why, None, None, nodes or 0)
+    return BranchPoint(sol, state)
+
+
+@dataclass
+class Branch:
+    """A followed branch: one :class:`BranchPoint` per requested α (in the order given), the extra points
+    solved by the adaptive step and the end location, ``end`` (None when valid to the last α) and ``begin``
+    (where the branch starts being valid, when its first α's were not: found by following it backwards)."""
+
+    branch: str
+    params: ModelParams
+    points: list[BranchPoint]
+    end: BranchEnd | None = None
+    extra: list[BranchPoint] = field(default_factory=list)
+    begin: BranchEnd | None = None
+    solves: int = 0
+
+    def __iter__(self):
+        return iter(self.points)
+
+    def __len__(self):
+        return len(self.points)
+
+    def __getitem__(self, i):
+        return self.points[i]
+
+    def valid(self) -> list[BranchPoint]:
+        """Valid points (requested and extra), sorted by α."""
+        return sorted((p for p in self.points + self.extra if p.state.valid), key=lambda p: p.alpha)
+
+    def states(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.points:
+            out[p.state.value] = out.get(p.state.value, 0) + 1
+        return out
+
+
+def _vec(sol) -> np.ndarray:
+    return np.array([sol.q, sol.m, sol.V, sol.theta], float)
+
+
+def _admissible(x: np.ndarray, branch: str, sigma: float, fallback):
+    """A warm start from a predicted state ``x = (q, m, V, θ)``, or ``fallback`` when it is not admissible
+    (q, V > 0; on the semantic branch 0 < θ² < q σ²)."""
+    q, m, V, th = (float(v) for v in x)
+    if not (np.isfinite(x).all() and q > 0 and V > 0):
+        return fallback
+    if branch == "semantic":
+        if th <= 0 or th * th >= 0.999 * q * sigma ** 2:
+            return fallback
+        m = 0.0
+    elif branch == "positional":
+        if m == 0.0:
+            return fallback
+        th = 0.0
+    return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+
+
+def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = None):
+    """Warm start at ``alpha`` from the valid points ``valid`` (in the order they were reached) and ``guide``
+    (``round(α, 9)`` → valid solution at the previous ω). None when nothing is known."""
+    last = valid[-1] if valid else None
+    g = guide.get(round(alpha, 9)) if guide else None
+    if g is not None:
+        if last is not None:
+            gl = guide.get(round(last.alpha, 9))
+            if gl is not None:
+                return _admissible(_vec(g) + _vec(last) - _vec(gl), branch, last.params.sigma, g)
+        return g
+    if last is None:
+        return None
+    if len(valid) >= 2 and valid[-2].alpha != last.alpha:
+        r = (alpha - last.alpha) / (last.alpha - valid[-2].alpha)
+        if abs(r) <= 3.0:
+            return _admissible(_vec(last) + r * (_vec(last) - _vec(valid[-2])), branch, last.params.sigma, last)
+    return last
+
+
+def _stability_crossing(a_ok: BranchPoint, a_bad: BranchPoint) -> float:
+    s0, s1 = a_ok.stability, a_bad.stability
+    if s0 is not None and s1 is not None and math.isfinite(s0) and math.isfinite(s1) and s0 <= 1.0 < s1:
+        return float(a_ok.alpha + (1.0 - s0) * (a_bad.alpha - a_ok.alpha) / (s1 - s0))
+    return 0.5 * (a_ok.alpha + a_bad.alpha)
+
+
+def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, nodes: int | None = None,
+                  init=None, guide: dict | None = None, history: Sequence | None = None,
+                  max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
+                  min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
+                  progress: Callable[[int], None] | None = None) -> Branch:
+    """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
+    given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
+    previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
+    branch beyond its previous range), the last one nearest the first α. ``min_step``: the adaptive step's
+    smallest step, i.e. the resolution in α of a branch's end. ``saddles``: follow the pinned branch past an
+    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
+    ``progress(i)`` after each requested α."""
+    if branch not in ("semantic", "positional", "uninformative", "free"):
+        raise ParameterError("branch", "semantic, positional, uninformative or free", branch)
+    if not min_step > 0:
+        raise ParameterError("min_step", "> 0", min_step)
+    solve = solver or default_solver()
+    cfg = SolveSettings(nodes, max_steps, rtol, stability)
+    out = Branch(branch, params, [])
+    valid: list = [p for p in (history or []) if point_state(p).valid]
+    guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
+
+    def run(a: float, start) -> BranchPoint:
+        out.solves += 1
+        s = solve(params, float(a), branch, nodes=cfg.nodes, init=start, max_steps=cfg.max_steps,
+                  stability=cfg.stability, rtol=cfg.rtol)
+        return BranchPoint(s, point_state(s))
+
+    def first(a: float) -> BranchPoint:
+        """Before any valid point: the previous ω's point, the given start, the model's start, and (at the first
+        α only) the model's start with a 1.6× larger overlap."""
+        starts = [init] if init is not None else []
+        g = guide.get(round(a, 9)) if guide else None
+        if g is not None:
+            starts.insert(0, g)
+        starts.append(None)
+        if not out.points:
+            starts.append(_scaled_start(params, a, branch, 1.6))
+        tried = []
+        for st in starts:
+            p = run(a, st)
+            if p.state.valid:
+                return p
+            tried.append(p)
+        return min(tried, key=lambda p: _RANK[p.state])  # a saddle, else a collapse, … over a failure
+
+    past: list = []   # past an "unstable" end the pinned branch goes on as a saddle: followed, not used
+    stop: BranchPoint | None = None
+    for i, a in enumerate(float(x) for x in alphas):
+        if out.end is not None and out.end.kind is PointState.UNSTABLE and stop is None and saddles:
+            p = run(a, predict(branch, a, valid + past, None))
+            if p.state.exists:
+                past.append(p)
+            else:
+                stop = p
+                if p.state is PointState.NOT_CONVERGED:
+                    p = BranchPoint(p.solution, PointState.ENDED)
+            out.points.append(p)
+        elif out.end is not None:
+            kind = out.end.kind if stop is None else stop.state
+            if kind is PointState.NOT_CONVERGED:
+                kind = PointState.ENDED
+            out.points.append(_unsolved(params, a, branch, nodes, kind, f"beyond the branch's end near "
+                                        f"α={out.end.alpha:.4g}: {END_REASONS[kind]}"))
+        elif not valid:
+            out.points.append(first(a))
+            if out.points[-1].state.valid:
+                valid.append(out.points[-1])
+        else:
+            p = _advance(run, branch, a, valid, guide, min_step, out)
+            out.points.append(p)
+        if progress is not None:
+            progress(i)
+    _backwards(run, out, guide, min_step)
+    return out
+
+
+def _backwards(run, out: Branch, guide, min_step: float) -> None:
+    """When the first α's gave no valid point and a later one did, follow the branch back from its first
+    valid point over them (same adaptive step): they get the state of the branch's beginning (``begin``)
+    instead of a failure of a cold start."""
+    lead = next((i for i, p in enumerate(out.points) if p.state.valid), None)
+    if not lead:
+        return
+    back = [p for p in out.points[lead + 1:lead + 2] if p.state.valid] + [out.points[lead]]
+    tmp = Branch(out.branch, out.params, [])
+    for j in range(lead - 1, -1, -1):
+        a = out.points[j].alpha
+        if tmp.end is not None:
+            out.points[j] = _unsolved(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
+                                      f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
+            continue
+        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp)
+    out.begin = tmp.end
+    out.extra.extend(tmp.extra)
+
+
+_RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.COLLAPSED: 2, PointState.DIVERGED: 3,
+         PointState.ENDED: 4, PointState.NOT_CONVERGED: 5}
+
+
+def _scaled_start(params, alpha, branch, scale):
+    from ..theory.solver import start_state
+    q, m, V, th = start_state(params, alpha, branch, scale)
+    return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+
+
+def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch) -> BranchPoint:
+    """Reach ``target`` from the last valid point, halving the step on failure (adaptive step); sets
+    ``out.end`` when the interval to the first invalid α falls below ``min_step``."""
+    a_try = target
+    bad: BranchPoint | None = None
+    while True:
+        p = run(a_try, predict(branch, a_try, valid, guide))
+        if p.state.valid:
+            valid.append(p)
+            if a_try == target:
+                return p
+            out.extra.append(p)
+            bad = None if bad is not None and a_try == bad.alpha else bad
+            a_try = bad.alpha if bad is not None else target
+            continue
+        bad = p  # always the invalid α nearest the last valid one: steps only shrink towards it
+        if a_try != target:
+            out.extra.append(p)
+        last = valid[-1]
+        if abs(a_try - last.alpha) <= min_step:
+            kind = p.state if p.state is not PointState.NOT_CONVERGED else PointState.ENDED
+            est = _stability_crossing(last, p) if kind is PointState.UNSTABLE else 0.5 * (last.alpha + p.alpha)
+            out.end = BranchEnd(float(est), kind, float(last.alpha), float(p.alpha))
+            if a_try == target:
+                return BranchPoint(p.solution, kind)
+            if kind is PointState.UNSTABLE:  # the saddle at the target itself
+                t = run(target, predict(branch, target, valid + [p], None))
+                return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else
+                                   PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
+            return _unsolved(out.params, target, branch, p.nodes, kind,
+                             f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
+        a_try = 0.5 * (last.alpha + a_try)
+
+
+def branch_table(branch_or_points):
+    """Tidy table of a followed branch (:func:`attnphase.theory.curve_table` columns plus ``state``), sorted by
+    α. Accepts a :class:`Branch` or a list of points / solutions."""
+    from ..theory import curve_table
+    pts = list(branch_or_points)
+    sols = [p.solution if isinstance(p, BranchPoint) else p for p in pts]
+    df = curve_table(sols)
+    df["state"] = [point_state(p).value for p in pts]
+    return df.sort_values("alpha").reset_index(drop=True)

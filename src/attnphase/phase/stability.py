@@ -1,0 +1,200 @@
+"""Stability of the pinned branches and mixed fixed points (MODEL.md §6 "Branches", §7).
+
+* :func:`spinodal`: where a branch's valid region ends on a *table* (the engine locates ends itself,
+  :class:`~attnphase.phase.continuation.BranchEnd`; this reads tables from elsewhere, e.g. the paper's).
+* :func:`mixed_search`: fixed points with m ≠ 0 and θ ≠ 0. A damped iteration only finds attracting fixed
+  points, so they are searched with a Newton-type root finder (:func:`scipy.optimize.root`, ``hybr``) on
+  ``F(x) − x`` of the unpinned map, started between the two pure branches; the leading eigenvalue of the
+  map's Jacobian there says whether the point is a saddle.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..model import ModelParams
+from .continuation import overlap_key, point_state
+
+MIXED_TOL = 1e-3
+"""A fixed point is *mixed* when both |m| and |θ| exceed ``MIXED_TOL·σ√q``."""
+
+
+def _vec(sol) -> np.ndarray:
+    return np.array([sol.q, sol.m, sol.V, sol.theta], float)
+
+
+def valid_rows(df) -> np.ndarray:
+    """Rows of a branch table that are a usable (existing, locally stable) branch point."""
+    if "state" in df:
+        return (df["state"] == "ok").to_numpy()
+    ok = np.ones(len(df), bool)
+    if "converged" in df:
+        ok &= df["converged"].fillna(False).astype(bool).to_numpy()
+    if "stability" in df:
+        st = df["stability"].astype(float).to_numpy()
+        ok &= ~(np.isfinite(st) & (st > 1.0))
+    return ok
+
+
+def spinodal(df, side: str) -> tuple[float | None, str]:
+    """Edge of a branch's valid region and how it ends.
+
+    ``side="low"`` (semantic: exists at large α) looks below the valid run that contains the largest valid α,
+    ``side="high"`` (positional) above the run containing the smallest. Returns ``(alpha, kind)``:
+
+    * ``"unstable"`` — the next point is a converged fixed point with stability > 1: the stability crossing
+      of 1 is interpolated linearly;
+    * ``"collapses"`` — the branch's overlap (θ or m) goes to 0: α where the overlap² extrapolates linearly to
+      0 from the last two valid points (a continuous end), if that lies between the last good and the first
+      bad α, else their midpoint;
+    * ``"ends"`` — loss of convergence: the midpoint between the last good and the first bad α;
+    * ``(None, "valid on the whole grid")`` / ``(None, "no valid point")``.
+    """
+    df = df.sort_values("alpha").reset_index(drop=True)
+    a = df["alpha"].to_numpy(float)
+    ok = valid_rows(df)
+    if not ok.any():
+        return None, "no valid point"
+    st = df["stability"].astype(float).to_numpy() if "stability" in df else np.full(len(df), np.nan)
+    state = df["state"].to_numpy() if "state" in df else np.where(
+        df["converged"].astype(bool) if "converged" in df else True, "ok", "not converged")
+    col = None
+    if "branch" in df and len(df):
+        col = overlap_key(str(df["branch"].iloc[0]))
+    idx = list(range(len(a) - 1, -1, -1)) if side == "low" else list(range(len(a)))
+    started, last = False, None
+    for i in idx:
+        if ok[i]:
+            started, last = True, i
+            continue
+        if not started:
+            continue
+        j = last
+        unstable = state[i] == "unstable" or (state[i] == "ok" and math.isfinite(st[i]) and st[i] > 1.0)
+        if unstable:
+            if math.isfinite(st[j]) and st[j] <= 1.0 < st[i]:
+                return float(a[j] + (1.0 - st[j]) * (a[i] - a[j]) / (st[i] - st[j])), "unstable"
+            return float(0.5 * (a[i] + a[j])), "unstable"
+        # continuous end: the overlap² is linear in α near it; extrapolate from the last two valid points
+        k = j + (1 if side == "low" else -1)
+        if col is not None and col in df and 0 <= k < len(a) and ok[k]:
+            y1, y2 = float(df[col].iloc[j]) ** 2, float(df[col].iloc[k]) ** 2
+            if y2 > y1 > 0:
+                a0 = a[j] - y1 * (a[k] - a[j]) / (y2 - y1)
+                if min(a[i], a[j]) <= a0 <= max(a[i], a[j]):
+                    return float(a0), "collapses"
+        return float(0.5 * (a[i] + a[j])), "collapses" if state[i] == "collapsed" else "ends"
+    return None, "valid on the whole grid"
+
+
+def _free_map(params, alpha: float, nodes: int):
+    """x = (q, m, V, θ) → F(x), the unpinned map, as one undamped step of the public solver."""
+    from ..theory import solve_point
+
+    def F(x):
+        # the map is odd in m (token exchange) and in θ (y → −y); the solver's start replaces m = 0 or θ <= 0,
+        # so evaluate at |m|, |θ| and restore the signs
+        sm, st = (-1.0 if x[1] < 0 else 1.0), (-1.0 if x[3] < 0 else 1.0)
+        s = solve_point(params, alpha, "free", nodes=nodes, init=SimpleNamespace(
+            q=x[0], m=max(abs(x[1]), 1e-300), V=x[2], theta=max(abs(x[3]), 1e-300)), max_steps=1, damping=1.0,
+            anderson=0, coarse=False, stability=False, rtol=1e-300)
+        y = _vec(s)
+        y[1] *= sm
+        y[3] *= st
+        return y
+    return F
+
+
+def mixed_search(params: ModelParams, alpha: float, sem, pos, *, nodes: int = 4, fractions=(0.5,),
+                 maxfev: int = 80) -> list[dict[str, Any]]:
+    """Look for a fixed point with m ≠ 0 and θ ≠ 0 at ``alpha``.
+
+    From starts between the semantic solution ``sem`` and the positional ``pos`` (q, V interpolated,
+    ``m = t·m_pos``, ``θ = (1 − t)·θ_sem`` for t in ``fractions``), solve ``F(x) = x`` of the unpinned map with
+    :func:`scipy.optimize.root` (``hybr``; in log q, log V). A converged root with both overlaps non-zero is
+    a mixed fixed point: its ``e_t`` (the free energy there) and the leading eigenvalue of the map's Jacobian
+    (finite differences; > 1: unstable, a saddle between the two pure branches) are reported.
+    """
+    from scipy.optimize import root
+
+    from ..theory import solve_point
+
+    F = _free_map(params, float(alpha), nodes)
+    sc = np.array([1.0, 0.1, 1.0, 0.1])
+
+    def to_x(z):
+        return np.array([math.exp(z[0]), z[1], math.exp(z[2]), z[3]])
+
+    def G(z):
+        x = to_x(z)
+        if not np.isfinite(x).all():
+            return np.full(4, 1e3)
+        y = F(x)
+        if not (np.isfinite(y).all() and y[0] > 0 and y[2] > 0):
+            return np.full(4, 1e3)
+        return np.array([math.log(y[0]) - z[0], (y[1] - x[1]) / sc[1], math.log(y[2]) - z[2],
+                         (y[3] - x[3]) / sc[3]])
+
+    out = []
+    xs, xp = _vec(sem), _vec(pos)
+    for t in fractions:
+        x0 = np.array([(1 - t) * xs[0] + t * xp[0], t * abs(xp[1]), (1 - t) * xs[2] + t * xp[2],
+                       (1 - t) * abs(xs[3])])
+        z0 = np.array([math.log(x0[0]), x0[1], math.log(x0[2]), x0[3]])
+        try:
+            r = root(G, z0, method="hybr", options=dict(xtol=1e-9, maxfev=maxfev))
+            x, success, res = to_x(r.x), bool(r.success), float(np.max(np.abs(r.fun)))
+            msg = str(r.message)
+        except (FloatingPointError, ValueError, OverflowError) as exc:
+            x, success, res, msg = x0, False, float("nan"), f"failed: {exc}"
+        scale = MIXED_TOL * params.sigma * math.sqrt(max(x[0], 1e-12))
+        kind = ("mixed" if abs(x[1]) > scale and abs(x[3]) > scale else "semantic" if abs(x[3]) > scale
+                else "positional" if abs(x[1]) > scale else "uninformative")
+        row: dict[str, Any] = dict(alpha=float(alpha), start_fraction=float(t), converged=success and res < 1e-6,
+                                   q=float(x[0]), m=float(x[1]), V=float(x[2]), theta=float(x[3]),
+                                   residual=res, kind=kind, message=msg, nodes=nodes, e_t=float("nan"),
+                                   eps_g=float("nan"), leading_eigenvalue=float("nan"))
+        row["mixed"] = bool(row["converged"] and kind == "mixed")
+        if row["converged"]:
+            x = np.array([x[0], abs(x[1]), x[2], abs(x[3])])  # the mirror images are equivalent
+            row.update(m=float(x[1]), theta=float(x[3]))
+            s = solve_point(params, float(alpha), "free", nodes=nodes, coarse=False, stability=False,
+                            init=SimpleNamespace(q=x[0], m=x[1], V=x[2], theta=x[3]), max_steps=3)
+            row["e_t"], row["eps_g"] = float(s.e_t), float(s.eps_g)
+            if row["mixed"]:  # Jacobian of the map by central differences
+                J = np.empty((4, 4))
+                for k in range(4):
+                    h = 1e-4 * max(abs(x[k]), 1e-3)
+                    e = np.zeros(4)
+                    e[k] = h
+                    J[:, k] = (F(x + e) - F(x - e)) / (2 * h)
+                ev = np.linalg.eigvals(J)
+                row["leading_eigenvalue"] = float(np.max(ev.real))
+        out.append(row)
+    return out
+
+
+def mixed_at(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4,
+             progress: Callable[[str, int, int], None] | None = None) -> list[dict[str, Any]]:
+    """:func:`mixed_search` at each α of ``alphas``, started between the nearest points of the two pure
+    branches (``branches``: ``{"semantic": points, "positional": points}``) that are converged fixed points
+    (valid or saddles)."""
+    mixed: list[dict[str, Any]] = []
+    for k, a in enumerate(float(x) for x in alphas):
+        if progress:
+            progress("mixed", k, len(alphas))
+        near = {}
+        for b in ("semantic", "positional"):
+            pts = [x for x in branches[b] if point_state(x).exists]
+            near[b] = min(pts, key=lambda x: abs(x.alpha - a), default=None)
+        if near["semantic"] is None or near["positional"] is None:
+            mixed.append(dict(alpha=a, converged=False, mixed=False, kind="no start (a branch missing)"))
+            continue
+        mixed.extend(mixed_search(params, a, near["semantic"], near["positional"], nodes=nodes))
+    if progress and len(alphas):
+        progress("mixed", len(alphas), len(alphas))
+    return mixed

@@ -1,0 +1,446 @@
+"""α_c and α_l (MODEL.md §6 "Transition", §5): root finding on the continued branches, with an α range that
+follows the physics.
+
+* ``α_c(ω)``: root of ``e_t^sem(α) − e_t^pos(α)``; below it the positional fixed point is the global minimum,
+  above it the semantic one. Where the positional branch has collapsed onto the uninformative point (m = 0;
+  e.g. σ ≥ 0.7) the uninformative point is the competitor (``alpha_c_against``).
+* ``α_l(ω)`` (≥ α_c): root of ``ε_g^global(α) − ε_lin``, global = branch with the lower ``e_t``.
+* :func:`transition` extends the α range beyond the requested grid — up to :data:`ALPHA_MAX`, down to
+  :data:`ALPHA_MIN` — until both are found; a root beyond those limits is reported as ``"> α_max"`` /
+  ``"< α_min"`` (``alpha_c_bound``, ``alpha_l_bound``), with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..model import ModelParams
+from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
+                           _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
+from .roots import Unrefinable, local_root, table_root
+from .stability import mixed_at, spinodal, valid_rows
+
+DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
+"""Default α grid of :func:`transition` (extended as needed, see :data:`ALPHA_MAX`)."""
+
+ALPHA_MAX = 6.0
+"""Largest α :func:`transition` extends to in search of α_c or α_l (the paper's diagram stops at 2; α_c(0.5)
+at the default σ, λ is about 2.3)."""
+
+ALPHA_MIN = 0.05
+"""Smallest α :func:`transition` extends to (α_c below the default grid: σ ≥ 0.7, GD sees ~0.3)."""
+
+DIAGRAM_NODES = 4
+"""Default resolution of the diagram and of the α-grid curves (the solver's coarse split rule: e_t within
+~1e-5 of the default ``nodes = 8``, which moves α_c by ~2e-3; see docs/benchmarks.md)."""
+
+
+def global_table(sem, pos, eps_lin: float, uninformative: bool = True):
+    """Merge two branch tables (columns alpha, e_t, eps_g, …) on α into the global-minimum table.
+
+    Columns: alpha, e_t_sem, e_t_pos, delta_e_t (= sem − pos), eps_g_sem, eps_g_pos, global_branch,
+    eps_g_global, eps_lin, eps_lin_minus_eps_g. A branch point that is not valid (not converged, collapsed,
+    beyond an end or unstable; see :class:`PointState`) is NaN — except that, with ``uninformative``, a
+    positional point that collapsed onto the uninformative point (m = 0) stands in for the positional branch
+    there: it is where an iteration from the positional side ends (``kind_pos`` = "uninformative").
+    """
+    import pandas as pd
+
+    def prep(df, tag, fallback=False):
+        df = df.copy()
+        ok = valid_rows(df)
+        uninf = (df["state"] == "collapsed").to_numpy() if fallback and "state" in df else np.zeros(len(df), bool)
+        df.loc[~(ok | uninf), ["e_t", "eps_g"]] = np.nan
+        df[f"kind_{tag}"] = np.where(uninf, "uninformative", "semantic" if tag == "sem" else "positional")
+        return df[["alpha", "e_t", "eps_g", f"kind_{tag}"]].rename(
+            columns={"e_t": f"e_t_{tag}", "eps_g": f"eps_g_{tag}"})
+
+    g = pd.merge(prep(sem, "sem"), prep(pos, "pos", uninformative), on="alpha", how="outer").sort_values("alpha")
+    g["delta_e_t"] = g["e_t_sem"] - g["e_t_pos"]
+    es, ep = g["e_t_sem"].to_numpy(float), g["e_t_pos"].to_numpy(float)
+    use_sem = np.where(np.isnan(ep), True, np.where(np.isnan(es), False, es < ep))
+    none = np.isnan(es) & np.isnan(ep)
+    g["global_branch"] = np.where(none, "none", np.where(use_sem, "semantic", g["kind_pos"]))
+    g["eps_g_global"] = np.where(none, np.nan, np.where(use_sem, g["eps_g_sem"], g["eps_g_pos"]))
+    g["eps_lin"] = float(eps_lin)
+    g["eps_lin_minus_eps_g"] = g["eps_lin"] - g["eps_g_global"]
+    return g.reset_index(drop=True)
+
+
+def alpha_l_from_table(g, alpha_c: float | None) -> float | None:
+    """First α (≥ α_c) where the global minimum's ε_g falls below ε_lin, interpolated on the table.
+
+    The global ε_g jumps at α_c, so the crossing is located on the ε_g column of the branch that is global
+    just above α_c (all its valid points); if that branch already beats ε_lin at α_c, α_l = α_c."""
+    g = g.sort_values("alpha").reset_index(drop=True)
+    if alpha_c is None:
+        return table_root(g["alpha"], g["eps_lin_minus_eps_g"], "up")
+    above = g[g["alpha"] > alpha_c]
+    if above.empty:
+        return None
+    br = above["global_branch"].iloc[0]
+    if br not in ("semantic", "positional", "uninformative"):
+        return table_root(above["alpha"], above["eps_lin_minus_eps_g"], "up")
+    col = f"eps_g_{'sem' if br == 'semantic' else 'pos'}"
+    r = table_root(g["alpha"], g["eps_lin"] - g[col], "up")
+    if r is None:
+        return float(alpha_c) if float(above[col].iloc[0]) < float(above["eps_lin"].iloc[0]) else None
+    return float(max(r, alpha_c))
+
+
+def transition_from_tables(sem, pos, eps_lin: float) -> dict[str, Any]:
+    """α_c, α_l, spinodals from two branch tables (no refinement; linear interpolation between grid points)."""
+    g = global_table(sem, pos, eps_lin)
+    alpha_c = table_root(g["alpha"], g["delta_e_t"], "down")
+    alpha_l = alpha_l_from_table(g, alpha_c)
+    s_sem, k_sem = spinodal(sem, "low")
+    s_pos, k_pos = spinodal(pos, "high")
+    return dict(alpha_c=alpha_c, alpha_l=alpha_l, eps_lin=float(eps_lin), spinodal_semantic=s_sem,
+                spinodal_semantic_kind=k_sem, spinodal_positional=s_pos, spinodal_positional_kind=k_pos,
+                global_table=g)
+
+
+def _extension(lo: float, hi: float, direction: str, alpha_max: float, alpha_min: float) -> list[float]:
+    """The next block of α's beyond ``[lo, hi]``: steps of 0.1 up to α = 3 and 0.25 above, at most a doubling
+    of the range (upwards); steps of 0.05 (downwards, to ``alpha_min``)."""
+    if direction == "up":
+        top = min(alpha_max, max(2.0 * hi, hi + 0.5))
+        out, a = [], hi
+        while a < top - 1e-9:
+            a = round(a + (0.1 if a < 3.0 - 1e-9 else 0.25), 6)
+            out.append(min(a, alpha_max))
+        return sorted(set(out))
+    out, a = [], lo
+    while a > alpha_min + 1e-9:
+        a = round(max(a - 0.05, alpha_min), 6)
+        out.append(a)
+    return out
+
+
+@dataclass
+class TransitionResult:
+    """Outcome of :func:`transition` at one parameter point. ``alpha_c``/``alpha_l`` are None when not found;
+    ``alpha_c_bound``/``alpha_l_bound`` then say ``"> α_max"`` or ``"< α_min"`` where that is known, and
+    ``alpha_c_reason``/``alpha_l_reason`` why. ``semantic_end``/``positional_end``: where the branch stops
+    being valid inside the range, with its kind (:class:`~attnphase.phase.continuation.BranchEnd`)."""
+
+    params: ModelParams
+    alpha_c: float | None
+    alpha_l: float | None
+    eps_lin: float
+    semantic: Any  # pandas.DataFrame (branch_table)
+    positional: Any
+    global_table: Any
+    branches: dict[str, Branch]
+    alpha_c_against: str = "positional"
+    alpha_c_bound: str | None = None
+    alpha_l_bound: str | None = None
+    alpha_c_reason: str = ""
+    alpha_l_reason: str = ""
+    alpha_range: tuple[float, float] = (float("nan"), float("nan"))
+    alpha_c_grid: float | None = None
+    alpha_l_grid: float | None = None
+    alpha_c_pinned: float | None = None
+    mixed: list[dict[str, Any]] = field(default_factory=list)
+    refined: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mixed_found(self) -> bool:
+        return any(m.get("mixed", False) for m in self.mixed)
+
+    def _end(self, b):
+        e = self.branches[b].end
+        return (e.alpha, e.kind.value) if e is not None else (None, "valid on the whole range")
+
+    @property
+    def spinodal_semantic(self):
+        return self._end("semantic")[0]
+
+    @property
+    def spinodal_positional(self):
+        return self._end("positional")[0]
+
+    def to_dict(self, tables: bool = False) -> dict[str, Any]:
+        ends = {b: (self.branches[b].end.to_dict() if self.branches[b].end else None) for b in self.branches}
+        ends |= {f"{b}_begin": self.branches[b].begin.to_dict() for b in self.branches if self.branches[b].begin}
+        d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
+                 alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
+                 alpha_c_against=self.alpha_c_against, alpha_c_pinned=self.alpha_c_pinned,
+                 alpha_l=self.alpha_l, alpha_l_bound=self.alpha_l_bound, alpha_l_reason=self.alpha_l_reason,
+                 eps_lin=self.eps_lin, alpha_range=list(self.alpha_range),
+                 spinodal_semantic=self._end("semantic")[0], spinodal_semantic_kind=self._end("semantic")[1],
+                 spinodal_positional=self._end("positional")[0],
+                 spinodal_positional_kind=self._end("positional")[1], ends=ends,
+                 alpha_c_grid=self.alpha_c_grid, alpha_l_grid=self.alpha_l_grid, mixed_found=self.mixed_found,
+                 mixed=self.mixed, refined=self.refined, notes=self.notes,
+                 states={b: br.states() for b, br in self.branches.items()},
+                 params=self.params.to_dict(), provenance=self.provenance)
+        if tables:
+            for k in ("semantic", "positional", "global_table"):
+                d[k] = getattr(self, k).to_dict(orient="records")
+        return d
+
+
+class _Refiner:
+    """Warm-started solves at arbitrary α (for Brent), predicted by linear interpolation of the state between
+    the two nearest known points of the same branch. ``accept``: the states usable per branch."""
+
+    def __init__(self, params, known: dict[str, list], nodes, log: list, solver: PointSolver,
+                 accept: dict[str, tuple[PointState, ...]]):
+        self.params, self.nodes, self.log, self.solver, self.accept = params, nodes, log, solver, accept
+        self.known = {b: [s for s in v if point_state(s) in accept[b]] for b, v in known.items()}
+        self.cache: dict[tuple[str, float], Any] = {}
+
+    def _start(self, branch, a):
+        pts = sorted(self.known[branch], key=lambda s: s.alpha)
+        if not pts:
+            return None
+        lo = [s for s in pts if s.alpha <= a]
+        hi = [s for s in pts if s.alpha >= a]
+        if lo and hi and hi[0].alpha > lo[-1].alpha:
+            s0, s1 = lo[-1], hi[0]
+            t = (a - s0.alpha) / (s1.alpha - s0.alpha)
+            return _admissible((1 - t) * _vec(s0) + t * _vec(s1), branch, self.params.sigma, s0)
+        return min(pts, key=lambda s: abs(s.alpha - a))
+
+    def solve(self, branch, a):
+        k = (branch, float(a))
+        if k not in self.cache:
+            s = self.solver(self.params, float(a), branch, nodes=self.nodes, init=self._start(branch, a),
+                            max_steps=MAX_STEPS, stability=False, rtol=CURVE_RTOL)
+            self.cache[k] = s
+            st = point_state(s)
+            if st in self.accept[branch]:
+                self.known[branch].append(s)
+            self.log.append(dict(branch=branch, alpha=float(a), e_t=s.e_t, eps_g=s.eps_g,
+                                 converged=bool(s.converged), state=st.value, iterations=s.iterations))
+        return self.cache[k]
+
+    def valid(self, branch, a):
+        s = self.solve(branch, a)
+        st = point_state(s)
+        if st not in self.accept[branch]:
+            raise Unrefinable(f"{branch} at α={a:g}: {st.value}")
+        return s
+
+
+def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, xtol, step, log, solver):
+    """Brent refinement of the table estimates of α_c and α_l."""
+    notes: list[str] = []
+    pos_ok = (PointState.OK, PointState.COLLAPSED) if against == "uninformative" else (PointState.OK,)
+    R = _Refiner(params, {b: branches[b].valid() if b == "semantic" else
+                          [p for p in list(branches[b]) + branches[b].extra if p.state in pos_ok]
+                          for b in branches}, nodes, log, solver,
+                 dict(semantic=(PointState.OK,), positional=pos_ok))
+    if alpha_c is not None:
+        r = local_root(lambda a: R.valid("semantic", a).e_t - R.valid("positional", a).e_t, alpha_c, lo_a, hi_a,
+                       sign_below=+1.0, step=step, xtol=xtol)
+        if r is None:
+            notes.append("α_c refinement failed (a branch is not valid near α_c); table value kept")
+        else:
+            alpha_c = r
+    if alpha_l is not None:
+        above = g[g["alpha"] > (alpha_c if alpha_c is not None else -1.0)]
+        br = above["global_branch"].iloc[0] if len(above) else "semantic"
+        br = "semantic" if br == "semantic" else "positional"
+        lo = alpha_c if alpha_c is not None else lo_a
+        el = float(g["eps_lin"].iloc[0])
+        r = local_root(lambda a: R.valid(br, a).eps_g - el, max(alpha_l, lo), lo, hi_a, sign_below=+1.0,
+                       step=step, xtol=xtol)
+        if r is None:
+            notes.append("α_l refinement failed; table value kept")
+        else:
+            alpha_l = r
+    return alpha_c, alpha_l, notes
+
+
+def _tables(branches, el):
+    sem, pos = branch_table(branches["semantic"]), branch_table(branches["positional"])
+    g = global_table(sem, pos, el)
+    alpha_c = table_root(g["alpha"], g["delta_e_t"], "down")
+    return sem, pos, g, alpha_c, alpha_l_from_table(g, alpha_c)
+
+
+def _direction(g, branches, alpha_c, alpha_l) -> str | None:
+    """Where to look for what is missing: "up", "down" or None (the reason is then in the tables)."""
+    both = g.dropna(subset=["delta_e_t"])
+    if alpha_c is None:
+        if not branches["semantic"].valid():
+            return "up"  # the semantic branch may appear at larger α
+        if both.empty:
+            sem_end = branches["semantic"].end
+            return "up" if sem_end is None else None
+        if both["delta_e_t"].iloc[-1] > 0:
+            return "up"
+        if both["delta_e_t"].iloc[0] < 0 and branches["semantic"].end is None:
+            return "down"  # the semantic branch is global down to the bottom and still valid there
+        return None
+    if alpha_l is None:
+        top = g.dropna(subset=["eps_lin_minus_eps_g"])
+        if len(top) and top["eps_lin_minus_eps_g"].iloc[-1] < 0:
+            return "up"
+    return None
+
+
+def _extend(params, branches, direction, block, kw):
+    """Follow both branches onto the new α's of ``block`` (ordered away from the old range), each continued
+    from its valid points; a branch that already ended on that side keeps its end's state there."""
+    from .continuation import _unsolved
+    for b, br in branches.items():
+        ended_this_side = br.end is not None and (direction == "down") == (b == "semantic")
+        if ended_this_side:
+            br.points.extend(_unsolved(params, a, b, kw.get("nodes"), br.end.kind,
+                                       f"beyond the branch's end near α={br.end.alpha:.4g}: {br.end.reason}")
+                             for a in block)
+            continue
+        hist = br.valid()
+        new = follow_branch(params, block, b, history=hist if direction == "up" else hist[::-1], **kw)
+        br.points.extend(new.points)
+        br.extra.extend(new.extra)
+        br.solves += new.solves
+        br.end = br.end or new.end
+
+
+def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, nodes: int | None = None,
+               curve_nodes: int | None = DIAGRAM_NODES, progress: Callable[[str, int, int], None] | None = None,
+               refine: bool = True, xtol: float = 1e-4, mixed_alphas: Sequence[float] | None = None,
+               mixed_nodes: int = DIAGRAM_NODES, init: dict[str, Any] | None = None,
+               max_steps: int = MAX_STEPS, extend: bool = True, alpha_max: float = ALPHA_MAX,
+               alpha_min: float = ALPHA_MIN, end_xtol: float = END_XTOL,
+               solver: PointSolver | None = None) -> TransitionResult:
+    """α_c, α_l, the branches' ends and the mixed-fixed-point search at one parameter point.
+
+    1. Both branches by continuation (:func:`~attnphase.phase.continuation.follow_branch`; semantic from the
+       largest α down, positional from the smallest up) at resolution ``curve_nodes``, ends located to
+       ``end_xtol`` in α.
+    2. α_c, α_l bracketed on the tables; while one is missing and the tables say on which side it lies, the
+       range is extended (``extend``) block by block up to ``alpha_max`` or down to ``alpha_min``.
+    3. ``refine``: Brent to ``xtol`` in α with warm-started solves at resolution ``nodes`` (default: the
+       solver's, 8): α_c from ``e_t^sem − e_t^pos``, α_l from the ε_g of the branch global just above α_c.
+    4. Mixed fixed points at ``mixed_alphas`` (default: α_c; ``[]`` skips).
+    """
+    from ..provenance import provenance as _prov
+    from ..theory import DEFAULT_NODES, eps_lin as _eps_lin
+
+    nodes = DEFAULT_NODES if nodes is None else nodes
+    curve_nodes = nodes if curve_nodes is None else curve_nodes
+    grid = np.array(sorted(DEFAULT_ALPHAS if alphas is None else alphas), float)
+    if grid.size < 2 or (grid <= 0).any() or not np.isfinite(grid).all():
+        raise ParameterError("alphas", "at least two finite values > 0", list(grid))
+    if not xtol > 0:
+        raise ParameterError("xtol", "> 0", xtol)
+    if not alpha_min > 0 or not alpha_max > alpha_min:
+        raise ParameterError("alpha_min, alpha_max", "0 < alpha_min < alpha_max", (alpha_min, alpha_max))
+    solver = solver or default_solver()
+    init = init or {}
+    el = float(_eps_lin(params))
+    kw = dict(nodes=curve_nodes, max_steps=max_steps, min_step=end_xtol, solver=solver)
+    branches: dict[str, Branch] = {}
+    for b in ("semantic", "positional"):
+        order = list(grid[::-1]) if b == "semantic" else list(grid)
+        cb = (lambda i, b=b: progress(b, i + 1, len(grid))) if progress else None
+        branches[b] = follow_branch(params, order, b, init=init.get(b), progress=cb, **kw)
+    sem, pos, g, alpha_c, alpha_l = _tables(branches, el)
+    lo, hi = float(grid[0]), float(grid[-1])
+    while extend:
+        d = _direction(g, branches, alpha_c, alpha_l)
+        if d is None or (d == "up" and hi >= alpha_max - 1e-9) or (d == "down" and lo <= alpha_min + 1e-9):
+            break
+        block = _extension(lo, hi, d, alpha_max, alpha_min)
+        if progress:
+            progress(f"extend {d} to α={block[-1]:g}", 0, 1)
+        _extend(params, branches, d, block, kw)
+        lo, hi = min(lo, min(block)), max(hi, max(block))
+        sem, pos, g, alpha_c, alpha_l = _tables(branches, el)
+    against = _against(g, alpha_c, branches)
+    a_c_grid, a_l_grid = alpha_c, alpha_l
+    notes: list[str] = []
+    refined: list[dict[str, Any]] = []
+    if refine and (alpha_c is not None or alpha_l is not None):
+        if progress:
+            progress("refine", 0, 1)
+        step = min(0.25 * float(np.min(np.diff(grid))), max(0.005, 20 * xtol))
+        alpha_c, alpha_l, more = _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo, hi, xtol, step,
+                                         refined, solver)
+        notes.extend(more)
+        if progress:
+            progress("refine", 1, 1)
+    c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
+    if mixed_alphas is None:
+        mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
+    mixed = mixed_at(params, {b: list(br) + br.extra for b, br in branches.items()}, mixed_alphas,
+                     nodes=mixed_nodes, progress=progress)
+    prov = _prov(dict(params=params.to_dict(), alphas=list(map(float, grid)), nodes=nodes, curve_nodes=curve_nodes,
+                      xtol=xtol, refine=refine, mixed_alphas=list(map(float, mixed_alphas)), mixed_nodes=mixed_nodes,
+                      max_steps=max_steps, extend=extend, alpha_min=alpha_min, alpha_max=alpha_max,
+                      end_xtol=end_xtol, alpha_range=[lo, hi]),
+                 kind="transition", states={b: br.states() for b, br in branches.items()},
+                 solves={b: br.solves for b, br in branches.items()})
+    return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
+                            c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
+                            refined, notes, prov)
+
+
+def _against(g, alpha_c, branches) -> str:
+    """The semantic branch's competitor: the positional branch, or the uninformative point where the
+    positional branch collapsed onto it (just below α_c; anywhere when there is no α_c)."""
+    if not branches["positional"].valid():
+        return "uninformative"
+    rows = g[g["e_t_pos"].notna()]
+    if alpha_c is not None:
+        rows = rows[rows["alpha"] < alpha_c]
+    return str(rows["kind_pos"].iloc[-1]) if len(rows) and alpha_c is not None else "positional"
+
+
+def pinned_crossing(sem, g) -> float | None:
+    """α where the *pinned* semantic branch, its unstable (saddle) part included, crosses the competitor's
+    e_t: the transition a dynamics confined to m = 0 would see. Only reported next to α_c (never as it)."""
+    s = sem[sem["state"].isin(["ok", "unstable"])][["alpha", "e_t"]]
+    m = s.merge(g[["alpha", "e_t_pos"]].dropna(), on="alpha")
+    return table_root(m["alpha"], m["e_t"] - m["e_t_pos"], "down") if len(m) >= 2 else None
+
+
+def _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max):
+    """Bounds and reasons for a missing α_c / α_l."""
+    c_bound = l_bound = None
+    c_reason = l_reason = ""
+    sem_end, pos_end = branches["semantic"].end, branches["positional"].end
+    both = g.dropna(subset=["delta_e_t"])
+    if alpha_c is None:
+        if not branches["semantic"].valid():
+            c_bound = f"> {hi:g}"
+            saddles = [p.alpha for p in branches["semantic"] if p.state is PointState.UNSTABLE]
+            c_reason = f"no valid semantic fixed point for α ≤ {hi:g}" + (
+                f" (it exists only as a saddle, unstable against m, at {len(saddles)} α's in "
+                f"[{min(saddles):g}, {max(saddles):g}]; elsewhere collapsed or not found)" if saddles else "")
+        elif both.empty:
+            c_reason = ("the two branches are never valid at the same α (semantic ends at "
+                        f"{_fmt_end(sem_end)}, positional at {_fmt_end(pos_end)})")
+        elif both["delta_e_t"].iloc[-1] > 0:
+            c_bound = f"> {hi:g}"
+            c_reason = f"e_t^sem > e_t^pos up to α = {hi:g}" + (" (α_max)" if hi >= alpha_max - 1e-9 else "")
+        elif both["delta_e_t"].iloc[0] < 0:
+            c_bound = f"< {both['alpha'].iloc[0]:g}"
+            c_reason = (f"e_t^sem < e_t^pos wherever both are valid (from α = {both['alpha'].iloc[0]:g}); the "
+                        f"semantic branch ends at {_fmt_end(sem_end)}")
+        else:
+            c_reason = "no down-crossing of e_t^sem − e_t^pos"
+    if alpha_l is None:
+        top = g.dropna(subset=["eps_lin_minus_eps_g"])
+        if len(top) and top["eps_lin_minus_eps_g"].iloc[-1] < 0:
+            l_bound = f"> {hi:g}"
+            l_reason = f"ε_g of the global minimum stays above ε_lin up to α = {hi:g}"
+        else:
+            l_reason = "no crossing of ε_g(global) and ε_lin" + ("" if alpha_c is not None else " (no α_c)")
+    return c_bound, c_reason, l_bound, l_reason
+
+
+def _fmt_end(end) -> str:
+    return "no end in range" if end is None else f"α ≈ {end.alpha:.4g} ({end.kind.value})"
