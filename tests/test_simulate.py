@@ -196,7 +196,7 @@ def test_x64_run_and_no_leak():
 
 @pytest.mark.parametrize("kw", [dict(init="bogus"), dict(optimizer="adam"), dict(lr=0.0), dict(steps=-1),
                                 dict(gtol=-1.0), dict(max_iter=0), dict(lr=float("nan")),
-                                dict(warmup_steps=-1), dict(warmup_steps=2.5)])
+                                dict(warmup_steps=-1), dict(warmup_steps=2.5), dict(init_scale=-0.1)])
 def test_bad_config(kw):
     with pytest.raises(ParameterError):
         TrainConfig(**kw)

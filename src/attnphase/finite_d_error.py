@@ -78,24 +78,37 @@ def span_basis(Q: jax.Array, Q_star: jax.Array, u: jax.Array) -> jax.Array:
     return jnp.linalg.qr(M, mode="reduced")[0]
 
 
-def exact_errors(Q: jax.Array, Q_star: jax.Array, B_lin: jax.Array, p: jax.Array, u: jax.Array,
-                 sigma, omega, A, xi: jax.Array) -> ExactErrors:
-    """``ε_g`` of the student ``Q`` and ``ε_lin`` of the linear map ``B_lin`` (L×L), exact in ``d``
-    (module docstring), integrated over the normals ``xi`` of :func:`qmc_normals`. jit/vmap-safe;
-    ``sigma, omega, A`` may be traced."""
-    d = Q.shape[0]
+class Projection(NamedTuple):
+    """What the test error needs of a student: ``Q_W = BᵀQ`` (w×r), ``Q*_W = BᵀQ*`` (w×r*), ``c = p B``
+    (L×w) for an orthonormal basis ``B`` of ``W`` (:func:`span_basis`), and ``d``."""
+
+    Qw: jax.Array
+    Qsw: jax.Array
+    c: jax.Array
+    d: jax.Array
+
+
+def project(Q: jax.Array, Q_star: jax.Array, p: jax.Array, u: jax.Array) -> Projection:
+    """The ``d``-dimensional part of the computation: project ``Q, Q*, p`` on ``W`` (jit/vmap-safe)."""
     B = span_basis(Q, Q_star, u)
-    w = B.shape[1]
-    Qw, Qsw, c = B.T @ Q, B.T @ Q_star, p @ B
+    return Projection(B.T @ Q, B.T @ Q_star, p @ B, jnp.asarray(Q.shape[0], Q.dtype))
+
+
+def integrate(proj: Projection, B_lin: jax.Array, sigma, omega, A, xi: jax.Array) -> ExactErrors:
+    """The low-dimensional part: ``ε_g`` and ``ε_lin`` (module docstring) over the QMC normals ``xi``
+    ``(scrambles, points, L, w)``, one scramble at a time; the standard error is over the scrambles."""
+    Qw, Qsw, c, d = proj
+    w = Qw.shape[0]
     perp = sigma ** 2 * (d - w)
+    sq = jnp.sqrt(d)
 
     def loss(D, inside):
         return (jnp.sum(inside * inside, axis=(-2, -1)) + perp * jnp.sum(D * D, axis=(-2, -1))) / (2.0 * d)
 
-    def per_scramble(z):                                       # z: (N, L, w), one scramble at a time
-        a = sigma * z.astype(Q.dtype)
-        S = softmax_attention((a + c) @ Qw / math.sqrt(d))
-        T = teacher_attention(a @ Qsw / math.sqrt(d), omega, A)
+    def per_scramble(z):                                       # z: (N, L, w)
+        a = sigma * z.astype(Qw.dtype)
+        S = softmax_attention((a + c) @ Qw / sq)
+        T = teacher_attention(a @ Qsw / sq, omega, A)
         D, Dl = T - S, T - B_lin
         return jnp.mean(loss(D, D @ a - S @ c)), jnp.mean(loss(Dl, Dl @ a))
 
@@ -105,3 +118,11 @@ def exact_errors(Q: jax.Array, Q_star: jax.Array, B_lin: jax.Array, p: jax.Array
         return jnp.mean(per), jnp.std(per, ddof=1) / math.sqrt(per.shape[0])
 
     return ExactErrors(*mean_se(att), *mean_se(lin))
+
+
+def exact_errors(Q: jax.Array, Q_star: jax.Array, B_lin: jax.Array, p: jax.Array, u: jax.Array,
+                 sigma, omega, A, xi: jax.Array) -> ExactErrors:
+    """``ε_g`` of the student ``Q`` and ``ε_lin`` of the linear map ``B_lin`` (L×L), exact in ``d``
+    (module docstring), integrated over the normals ``xi`` of :func:`qmc_normals`. jit/vmap-safe;
+    ``sigma, omega, A`` may be traced. (:func:`project` then :func:`integrate`.)"""
+    return integrate(project(Q, Q_star, p, u), B_lin, sigma, omega, A, xi)
