@@ -290,9 +290,132 @@ def write_section(header: str, speed: str | None, repro: str | None) -> None:
     DOC.write_text(body)
 
 
+# ---------------------------------------------------------------------------------------------------
+# Issue 10: throughput at d = 1000, alpha = 1 (before vs after, one run) and the paper's diagram slice
+
+MARK_THROUGHPUT = "<!-- throughput -->"
+SECTION_10 = "## Finite-d throughput and the paper's diagram (issue 10)"
+BEFORE = dict(config=TrainConfig(init="semantic", optimizer="lbfgs", warmup_steps=300),
+              test_error="sampled", test_samples=50_000)
+AFTER = dict(config=TrainConfig(init="semantic", optimizer="lbfgs"), test_error="exact")
+
+
+def load() -> str:
+    try:
+        return open("/proc/loadavg").read().split()[0]
+    except OSError:
+        return "?"
+
+
+def timed_call(kw: dict, alpha: float, instances: int, seed: int) -> tuple[float, object]:
+    t = time.perf_counter()
+    r = simulate(P, alpha=alpha, d=D, instances=instances, seed=seed, **kw)
+    return time.perf_counter() - t, r
+
+
+def throughput(n_small: int, n_large: int, alpha: float = 1.0) -> dict:
+    """Marginal seconds per instance = (t(n_large) − t(n_small))/(n_large − n_small), both calls compiled
+    beforehand (a call with another instance count compiles anew); before and after interleaved."""
+    out: dict = {}
+    for name, kw, (a, b) in (("before", BEFORE, (max(2, n_small // 2), max(4, n_large // 3))),
+                             ("after", AFTER, (n_small, n_large))):
+        comp = []
+        for n in (a, b):
+            t, _ = timed_call(kw, alpha, n, seed=7)  # compiles for this shape
+            comp.append(t)
+        ta, ra = timed_call(kw, alpha, a, seed=0)
+        tb, rb = timed_call(kw, alpha, b, seed=0)
+        out[name] = dict(n=(a, b), t=(ta, tb), first_call=comp, marginal=(tb - ta) / (b - a), load=load(),
+                         iterations=float(np.mean(rb.iterations)), converged=int(rb.converged.sum()),
+                         eps_g=float(np.mean(rb.eps_g)), eps_g_se=float(np.max(rb.eps_g_se)),
+                         e_t=float(np.mean(rb.e_t)), e_t_first=float(rb.e_t[0]), eps_g_first=float(rb.eps_g[0]))
+    return out
+
+
+def slice_cost(alphas: list[float], instances: int, omega: float) -> dict:
+    """The paper's slice at one ω (alphas × {semantic, positional} × instances, L-BFGS): wall time with
+    compilation (one compilation per α: n = αd changes the shapes), per-cell mean e_t of both inits."""
+    rows = []
+    t0 = time.perf_counter()
+    for a in alphas:
+        for init in ("semantic", "positional"):
+            cfg = TrainConfig(init=init, optimizer="lbfgs")
+            t = time.perf_counter()
+            r = simulate(P.replace(omega=omega), alpha=a, d=D, config=cfg, instances=instances, seed=0)
+            rows.append(dict(alpha=a, omega=omega, init=init, wall=time.perf_counter() - t,
+                             e_t=float(np.mean(r.e_t)), e_t_sem=float(r.summary()["e_t"]["sem"]),
+                             converged=int(r.converged.sum()), instances=instances))
+    return dict(rows=rows, total=time.perf_counter() - t0, load=load())
+
+
+def throughput_section(a) -> str:
+    r = throughput(a.tp_small, a.tp_large)
+    b, f = r["before"], r["after"]
+    L = [MARK_THROUGHPUT, f"### Throughput at d = {D}, α = 1, ω = 0.3, semantic start, L-BFGS (measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
+         "Machine: " + machine(), "",
+         "`python bench/bench_simulate.py --part throughput`. Per variant: two calls with different instance "
+         "counts after compiling both shapes; marginal cost = Δt/Δinstances (excludes compilation and the fixed "
+         "per-call cost). *Before* = the previous defaults (300 GD warm-up steps, ε_g from 50 000 sampled test "
+         "points); *after* = the new defaults (60 warm-up steps, exact ε_g by the QMC rule).", "",
+         "| variant | instances | wall (s) | marginal s/instance | **instances/s** | load avg | L-BFGS its (mean) | converged | ε_g (mean) |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for name, x in (("before", b), ("after", f)):
+        L.append(f"| {name} | {x['n'][0]} / {x['n'][1]} | {x['t'][0]:.2f} / {x['t'][1]:.2f} | {x['marginal']:.3f} | "
+                 f"**{1 / x['marginal']:.2f}** | {x['load']} | {x['iterations']:.0f} | {x['converged']}/{x['n'][1]} | "
+                 f"{x['eps_g']:.6f} |")
+    L += ["", f"Speed-up per instance: **{b['marginal'] / f['marginal']:.1f}×**. Same instance 0 in both: e_t "
+          f"{b['e_t_first']:.8f} (before) vs {f['e_t_first']:.8f} (after); ε_g {b['eps_g_first']:.6f} (sampled, "
+          f"s.e. ≈ 2e-5) vs {f['eps_g_first']:.6f} (exact, integration error ≤ {f['eps_g_se']:.1e})."]
+    return "\n".join(L)
+
+
+def slice_section(a) -> str:
+    alphas = [float(x) for x in np.linspace(0.01, 2.0, a.slice_alphas)]
+    s = slice_cost(alphas, a.slice_instances, a.slice_omega)
+    n_students = len(alphas) * 2 * a.slice_instances
+    per = s["total"] / n_students
+    full = 25 * 27 * 2 * 24
+    L = [f"### One slice of the paper's diagram (ω = {a.slice_omega:g}, {len(alphas)} α in [0.01, 2], both inits, "
+         f"{a.slice_instances} instances, d = {D}, L-BFGS; measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
+         f"`python bench/bench_simulate.py --part slice --slice-alphas {a.slice_alphas} --slice-instances "
+         f"{a.slice_instances}`. Wall time including compilation (one per α): **{s['total']:.0f} s** for "
+         f"{n_students} students ({per:.2f} s each; load average at the end {s['load']}).", "",
+         f"Estimate of the full diagram (25 α × 27 ω × 2 inits × 24 instances = {full} students) at this rate, "
+         f"one process: **{full * per / 3600:.1f} h**; compilation is paid once per α per process (the shapes do "
+         f"not depend on ω or the init), so the full diagram pays it 25 times, not 25 × 27.", "",
+         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem | converged (sem/pos) | wall (s, both inits) |",
+         "|---|---|---|---|---|---|"]
+    by = {}
+    for r in s["rows"]:
+        by.setdefault(r["alpha"], {})[r["init"]] = r
+    for al, x in by.items():
+        sm, ps = x["semantic"], x["positional"]
+        L.append(f"| {al:.3f} | {sm['e_t']:.6f} | {ps['e_t']:.6f} | {ps['e_t'] - sm['e_t']:+.2e} | "
+                 f"{sm['converged']}/{ps['converged']} of {sm['instances']} | {sm['wall'] + ps['wall']:.1f} |")
+    return "\n".join(L)
+
+
+def write_section_10(part: str, text: str) -> None:
+    """Replace (or append) one marked part of the issue-10 section at the end of docs/benchmarks.md."""
+    body = DOC.read_text()
+    if SECTION_10 not in body:
+        body = body.rstrip() + "\n\n" + SECTION_10 + "\n"
+    head, sec = body.split(SECTION_10, 1)
+    mark = f"<!-- {part} -->"
+    pat = re.compile(re.escape(mark) + r"\n.*?(?=\n<!-- |\Z)", re.S)
+    block = mark + "\n" + text.split("\n", 1)[1] if text.startswith("<!--") else mark + "\n" + text
+    sec = pat.sub(lambda _: block, sec) if mark in sec else sec.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(head + SECTION_10 + sec)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("speed", "repro", "all"), default="speed")
+    ap.add_argument("--part", choices=("speed", "repro", "all", "throughput", "slice"), default="speed")
+    ap.add_argument("--tp-small", type=int, default=4, help="throughput: the smaller instance count (after)")
+    ap.add_argument("--tp-large", type=int, default=28, help="throughput: the larger instance count (after)")
+    ap.add_argument("--slice-alphas", type=int, default=25)
+    ap.add_argument("--slice-instances", type=int, default=24)
+    ap.add_argument("--slice-omega", type=float, default=0.3)
     ap.add_argument("--step-loop", type=int, default=200, help="compiled steps timed per form in (a)")
     ap.add_argument("--eager-steps", type=int, default=20)
     ap.add_argument("--batched-steps", type=int, default=600)
@@ -305,6 +428,11 @@ def main() -> None:
     ap.add_argument("--gd-points", default="0.5:semantic,1:semantic",
                     help="α:init points where 5000-step GD runs beside L-BFGS (comma-separated)")
     a = ap.parse_args()
+    if a.part in ("throughput", "slice"):
+        text = throughput_section(a) if a.part == "throughput" else slice_section(a)
+        print(text, flush=True)
+        write_section_10(a.part, text)
+        return
     header = ("Machine: " + machine() + "\n\nSpeed, (a)–(c): `python bench/bench_simulate.py` (≈ 5–7 min here); reproduction, (d): "
               "`python bench/bench_simulate.py --part repro` (≈ 6 min); options: `--help`.\n\n" + PREDICTION)
     speed = speed_section(a) if a.part in ("all", "speed") else None

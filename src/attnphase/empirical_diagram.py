@@ -1,0 +1,88 @@
+"""The paper's empirical phase diagram (MODEL.md §4): Δ training loss between the two initialisations.
+
+Per (α, ω) cell, ``Δe_t = ē_t(positional start) − ē_t(semantic start)`` over the instances of each start
+(each instance has its own teacher and data, so the two means are independent; s.e. = √(sem_pos² + sem_sem²)).
+``Δe_t > 0``: the semantic start reaches the lower training loss (the semantic minimum is the global one at
+finite d); ``< 0``: the positional one. The theory's ``α_c(ω)`` (where the two branches' e_t cross) and
+``α_l(ω)`` (where the global minimum beats the linear baseline) can be drawn over it.
+
+Input: a DataFrame with one row per trained instance and columns ``alpha, omega, init, e_t`` (e.g.
+``attnphase.sweeps.report.frame(sweep)`` of ``examples/sweeps/paper_phase_diagram.toml``, or
+:meth:`attnphase.simulate.SimulationResult.to_frame` concatenated).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import ParameterError
+
+REQUIRED = ("alpha", "omega", "init", "e_t")
+
+
+def cell_table(df):
+    """One row per (ω, α): mean, s.e. and count of e_t per start, ``delta_e_t`` and ``delta_se``; cells with
+    one start missing get NaN. Unconverged instances are kept and counted (``converged_*``) when present."""
+    import pandas as pd
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise ParameterError("results", f"a table with columns {', '.join(REQUIRED)}", f"missing {missing}")
+    df = df[df["init"].isin(["semantic", "positional"])]
+    rows: list[dict[str, Any]] = []
+    for (omega, alpha), g in df.groupby(["omega", "alpha"], sort=True):
+        row: dict[str, Any] = dict(omega=float(omega), alpha=float(alpha))
+        for init in ("semantic", "positional"):
+            v = g.loc[g["init"] == init, "e_t"].astype(float).to_numpy()
+            row[f"e_t_{init}"] = float(v.mean()) if v.size else math.nan
+            row[f"sem_{init}"] = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+            row[f"n_{init}"] = int(v.size)
+            if "converged" in g.columns:
+                row[f"converged_{init}"] = int(g.loc[g["init"] == init, "converged"].astype(bool).sum())
+        row["delta_e_t"] = row["e_t_positional"] - row["e_t_semantic"]
+        row["delta_se"] = math.hypot(row["sem_positional"], row["sem_semantic"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot_empirical_diagram(table, path, theory_lines=None, title: str = "") -> None:
+    """Heat map of ``Δe_t`` over (α, ω) (diverging colours centred on 0, symmetric-log scaled), the cells whose
+    |Δe_t| < 2 s.e. hatched, and ``theory_lines`` (DataFrame with ``omega`` and ``alpha_c`` and/or ``alpha_l``)
+    drawn over it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import SymLogNorm
+    piv = table.pivot(index="omega", columns="alpha", values="delta_e_t")
+    se = table.pivot(index="omega", columns="alpha", values="delta_se")
+    A, W = piv.columns.to_numpy(float), piv.index.to_numpy(float)
+    Z = piv.to_numpy(float)
+    lim = float(np.nanmax(np.abs(Z))) if np.isfinite(Z).any() else 1.0
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+
+    def edges(x):
+        if x.size == 1:
+            return np.array([x[0] - 0.05, x[0] + 0.05])
+        mid = 0.5 * (x[1:] + x[:-1])
+        return np.concatenate([[x[0] - (mid[0] - x[0])], mid, [x[-1] + (x[-1] - mid[-1])]])
+
+    mesh = ax.pcolormesh(edges(A), edges(W), Z, cmap="RdBu_r",
+                         norm=SymLogNorm(linthresh=max(lim * 1e-2, 1e-9), vmin=-lim, vmax=lim), shading="flat")
+    fig.colorbar(mesh, ax=ax, label="Δe_t = e_t(positional start) − e_t(semantic start)")
+    weak = np.abs(Z) < 2 * se.to_numpy(float)
+    if weak.any():
+        ax.contourf(A, W, weak.astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"])
+    if theory_lines is not None:
+        tl = theory_lines.sort_values("omega")
+        for col, style, label in (("alpha_c", "k-", "theory α_c(ω)"), ("alpha_l", "k--", "theory α_l(ω)")):
+            if col in tl.columns and tl[col].notna().any():
+                ax.plot(tl[col], tl["omega"], style, lw=1.5, label=label)
+        ax.legend(fontsize=8, loc="upper left")
+    ax.set_xlabel("α")
+    ax.set_ylabel("ω")
+    ax.set_title(title or "empirical phase diagram (red: semantic start lower e_t)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
