@@ -4,8 +4,8 @@ Normalisation (checked against ``reference/gd_d1000_omega0.3.csv``): the optimis
 summed empirical risk ``R(Q) = Σ_μ ‖y_μ − f_Q(x_μ)‖²/(2d) + (λ/2)‖Q‖_F²`` and plain gradient descent
 ``Q ← Q − lr ∇R(Q)`` with ``lr = 0.15`` is applied to ``R`` itself (not to ``R/d`` or the mean loss).
 With ``n = αd`` samples the Hessian of ``R`` is O(α) in Q's natural scale, so a step of 0.15 is stable
-and 5000 steps reach the minimum; on ``R/d`` the same step would move Q by ~1/d per step and the
-positional branch (``m ≈ 0.26``, i.e. ``u·Q ≈ 8`` at d = 1000) would not be reached. The reported
+and 5000 steps come close to a minimum (not always to it: status ``max_steps``); on ``R/d`` the same step
+would move Q by ~1/d per step and the positional branch (``m ≈ 0.26``, i.e. ``u·Q ≈ 8`` at d = 1000) would not be reached. The reported
 training loss is ``e_t = R(Q)/d`` (the reference's ``attention_train_error_mean`` is ``R``).
 
 Sign convention: ``R`` is invariant under ``Q → −Q``; for ``r = r* = k = 1`` we report ``|m|`` and ``|θ|``.
@@ -21,8 +21,13 @@ Speed: training evaluates ``R`` and ``∇R`` in the sufficient-statistics form
 :func:`attnphase.model.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
 reported ``e_t`` is then evaluated with the reference :func:`attnphase.model.empirical_risk`. σ, λ, ω, A,
 the initialisation and the optimiser's numbers (lr, steps, gtol, max_iter) are traced arguments of the
-compiled function, so changing them does not recompile; d, n, L, r, r*, P, the optimiser, x64 and the
-number of test samples do.
+compiled function, so changing them does not recompile; d, n, L, r, r*, P, A, the optimiser, x64, the
+test-error method and (sampled) the number of test samples or (exact) the QMC point count do.
+
+Test error: by default exact at this d (:mod:`attnphase.finite_d_error`, docs/finite_d.md): only projections
+on ``span(Q, Q*, u)`` are computed per instance, and a low-dimensional QMC rule runs once for all instances
+after training; ``test_error="sampled"`` draws ``test_samples`` fresh d-dimensional samples as the paper did.
+Convergence is judged by the gradient norm for every optimiser (:class:`TrainStatus`).
 """
 
 from __future__ import annotations
