@@ -335,20 +335,25 @@ def throughput(n_small: int, n_large: int, alpha: float = 1.0) -> dict:
     return out
 
 
-def slice_cost(alphas: list[float], instances: int, omega: float) -> dict:
+# alpha_c(0.3), alpha_l(0.3) of the asymptotic theory as printed by `attnphase reproduce` (docs/reproduce.md);
+# only drawn as reference lines in the slice figure
+THEORY_LINES_03 = dict(omega=[0.3], alpha_c=[1.2515], alpha_l=[1.4922])
+
+
+def slice_cost(alphas: list[float], instances: int, omega: float):
     """The paper's slice at one ω (alphas × {semantic, positional} × instances, L-BFGS): wall time with
-    compilation (one compilation per α: n = αd changes the shapes), per-cell mean e_t of both inits."""
-    rows = []
+    compilation (one compilation per α: n = αd changes the shapes) and the per-instance results."""
+    import pandas as pd
+    frames, walls = [], {}
     t0 = time.perf_counter()
     for a in alphas:
         for init in ("semantic", "positional"):
             cfg = TrainConfig(init=init, optimizer="lbfgs")
             t = time.perf_counter()
             r = simulate(P.replace(omega=omega), alpha=a, d=D, config=cfg, instances=instances, seed=0)
-            rows.append(dict(alpha=a, omega=omega, init=init, wall=time.perf_counter() - t,
-                             e_t=float(np.mean(r.e_t)), e_t_sem=float(r.summary()["e_t"]["sem"]),
-                             converged=int(r.converged.sum()), instances=instances))
-    return dict(rows=rows, total=time.perf_counter() - t0, load=load())
+            walls[(a, init)] = time.perf_counter() - t
+            frames.append(r.to_frame())
+    return pd.concat(frames, ignore_index=True), walls, time.perf_counter() - t0
 
 
 def throughput_section(a) -> str:
@@ -373,28 +378,35 @@ def throughput_section(a) -> str:
 
 
 def slice_section(a) -> str:
+    import pandas as pd
+    from attnphase.empirical_diagram import cell_table, plot_slices
     alphas = [float(x) for x in np.linspace(0.01, 2.0, a.slice_alphas)]
-    s = slice_cost(alphas, a.slice_instances, a.slice_omega)
-    n_students = len(alphas) * 2 * a.slice_instances
-    per = s["total"] / n_students
+    df, walls, total = slice_cost(alphas, a.slice_instances, a.slice_omega)
+    data = ROOT / "docs" / "data" / f"paper_slice_omega{a.slice_omega:g}.csv"
+    fig = ROOT / "docs" / "figures" / f"paper_slice_omega{a.slice_omega:g}.png"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(data, index=False)
+    tab = cell_table(df)
+    lines = pd.DataFrame(THEORY_LINES_03) if abs(a.slice_omega - 0.3) < 1e-12 else None
+    plot_slices(tab, fig, theory_lines=lines, title=f"d = {D}, {a.slice_instances} instances per start, L-BFGS")
+    n_students = len(df)
+    per = total / n_students
     full = 25 * 27 * 2 * 24
     L = [f"### One slice of the paper's diagram (ω = {a.slice_omega:g}, {len(alphas)} α in [0.01, 2], both inits, "
          f"{a.slice_instances} instances, d = {D}, L-BFGS; measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
          f"`python bench/bench_simulate.py --part slice --slice-alphas {a.slice_alphas} --slice-instances "
-         f"{a.slice_instances}`. Wall time including compilation (one per α): **{s['total']:.0f} s** for "
-         f"{n_students} students ({per:.2f} s each; load average at the end {s['load']}).", "",
+         f"{a.slice_instances}`. Wall time including compilation (one per α): **{total:.0f} s** for "
+         f"{n_students} students ({per:.2f} s each; load average at the end {load()}). Data: `{data.relative_to(ROOT)}`; "
+         f"figure: `{fig.relative_to(ROOT)}`.", "",
          f"Estimate of the full diagram (25 α × 27 ω × 2 inits × 24 instances = {full} students) at this rate, "
          f"one process: **{full * per / 3600:.1f} h**; compilation is paid once per α per process (the shapes do "
          f"not depend on ω or the init), so the full diagram pays it 25 times, not 25 × 27.", "",
-         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem | converged (sem/pos) | wall (s, both inits) |",
+         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem (± s.e.) | converged (sem/pos) | wall (s, both inits) |",
          "|---|---|---|---|---|---|"]
-    by = {}
-    for r in s["rows"]:
-        by.setdefault(r["alpha"], {})[r["init"]] = r
-    for al, x in by.items():
-        sm, ps = x["semantic"], x["positional"]
-        L.append(f"| {al:.3f} | {sm['e_t']:.6f} | {ps['e_t']:.6f} | {ps['e_t'] - sm['e_t']:+.2e} | "
-                 f"{sm['converged']}/{ps['converged']} of {sm['instances']} | {sm['wall'] + ps['wall']:.1f} |")
+    for _, x in tab.iterrows():
+        w = walls[(x.alpha, "semantic")] + walls[(x.alpha, "positional")]
+        L.append(f"| {x.alpha:.3f} | {x.e_t_semantic:.6f} | {x.e_t_positional:.6f} | {x.delta_e_t:+.2e} ± "
+                 f"{x.delta_se:.1e} | {x.converged_semantic}/{x.converged_positional} of {x.n_semantic} | {w:.1f} |")
     return "\n".join(L)
 
 

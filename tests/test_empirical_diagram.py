@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnphase.empirical_diagram import cell_table, plot_empirical_diagram
+from attnphase.empirical_diagram import cell_table, plot_empirical_diagram, plot_slices
 from attnphase.errors import ParameterError
 
 
@@ -31,6 +31,8 @@ def test_cell_table_signs_and_errors(tmp_path):
     lines = pd.DataFrame(dict(omega=[0.1, 0.3], alpha_c=[1.1, 1.3], alpha_l=[1.4, 1.6]))
     plot_empirical_diagram(t, tmp_path / "d.png", theory_lines=lines)
     assert (tmp_path / "d.png").stat().st_size > 1000
+    plot_slices(t, tmp_path / "s.png", theory_lines=lines)
+    assert (tmp_path / "s.png").stat().st_size > 1000
 
 
 def test_cell_with_one_start_missing_is_nan():

@@ -86,3 +86,31 @@ def plot_empirical_diagram(table, path, theory_lines=None, title: str = "") -> N
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_slices(table, path, theory_lines=None, title: str = "") -> None:
+    """``Δe_t`` ± 2 s.e. against α, one curve per ω of ``table`` (:func:`cell_table`), with the theory's
+    ``α_c`` (solid) and ``α_l`` (dashed) of each ω from ``theory_lines`` as vertical lines: one row of the
+    diagram seen from the side."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    for i, (omega, g) in enumerate(table.sort_values("alpha").groupby("omega")):
+        ax.errorbar(g["alpha"], g["delta_e_t"], yerr=2 * g["delta_se"], marker="o", ms=3, capsize=2,
+                    color=f"C{i}", label=f"ω = {omega:g}")
+        if theory_lines is not None:
+            row = theory_lines[np.isclose(theory_lines["omega"], omega)]
+            for col, style in (("alpha_c", "-"), ("alpha_l", "--")):
+                if col in row.columns and len(row) and np.isfinite(row[col].iloc[0]):
+                    ax.axvline(float(row[col].iloc[0]), color=f"C{i}", ls=style, lw=1,
+                               label=f"theory {col.replace('alpha_', 'α_')}(ω = {omega:g})")
+    ax.axhline(0.0, color="k", lw=0.6)
+    ax.set_yscale("symlog", linthresh=1e-5)
+    ax.set_xlabel("α")
+    ax.set_ylabel("Δe_t = e_t(pos. start) − e_t(sem. start)")
+    ax.legend(fontsize=7)
+    ax.set_title(title or "empirical diagram, one ω", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
