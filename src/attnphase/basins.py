@@ -79,10 +79,14 @@ def classify(m: Sequence[float], theta_over_sigma2: Sequence[float], scales: Bra
 
 
 def run_basins(params: ModelParams, *, alphas: Sequence[float], omegas: Sequence[float], d: int, instances: int,
-               init: str = "random", init_scale: float = 0.1, optimizer: str = "lbfgs", seed: int = 0,
-               progress: Callable[[str], None] | None = None):
+               init: str = "random", init_scale: float = 0.1, optimizer: str = "lbfgs", warmup_steps: int = 60,
+               steps: int = 5000, seed: int = 0, progress: Callable[[str], None] | None = None):
     """Train ``instances`` students per (ω, α) from ``init`` and classify each; returns a DataFrame with one
-    row per (ω, α): counts and fractions per basin, convergence, the scales used, mean e_t per basin."""
+    row per (ω, α): counts and fractions per basin, convergence, the scales used, mean e_t per basin.
+
+    The optimiser decides what is found: from a random start L-BFGS after a short warm-up can stop on a
+    higher stationary point than the one GD drifts to; ``warmup_steps`` GD steps first follow GD's path
+    (docs/finite_d.md compares 60 and 1000)."""
     import pandas as pd
     from .simulate import TrainConfig, simulate
     d = check_int("d", d, 2)
@@ -90,7 +94,7 @@ def run_basins(params: ModelParams, *, alphas: Sequence[float], omegas: Sequence
     check_range("init_scale", init_scale, lo=0.0)
     if not len(alphas) or not len(omegas):
         raise ParameterError("alphas", "at least one α and one ω", (list(alphas), list(omegas)))
-    cfg = TrainConfig(init=init, optimizer=optimizer, init_scale=init_scale)
+    cfg = TrainConfig(init=init, optimizer=optimizer, init_scale=init_scale, warmup_steps=warmup_steps, steps=steps)
     rows = []
     for omega in omegas:
         p = params.replace(omega=float(omega))
@@ -102,6 +106,8 @@ def run_basins(params: ModelParams, *, alphas: Sequence[float], omegas: Sequence
             basin = classify(r.m, r.theta_over_sigma2, sc)
             row: dict[str, Any] = dict(omega=float(omega), alpha=float(alpha), r=p.r, r_star=p.r_star, d=d,
                                        instances=instances, init=init, init_scale=init_scale,
+                                       optimizer=optimizer, warmup_steps=warmup_steps if optimizer == "lbfgs" else 0,
+                                       steps=steps if optimizer == "gd" else 0,
                                        converged=int(r.converged.sum()), m_pos=sc.m_pos, theta_sem=sc.theta_sem,
                                        scale_source=f"m:{sc.m_source},theta:{sc.theta_source}")
             for b in Basin:

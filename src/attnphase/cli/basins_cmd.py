@@ -22,6 +22,8 @@ def basins(
     init: str = typer.Option("random", "--init", help="random | semantic | positional."),
     init_scale: float = typer.Option(0.1, "--init-scale", help="Std of the entries of the random start."),
     optimizer: str = typer.Option("lbfgs", "--optimizer", help="lbfgs | gd."),
+    warmup_steps: int = typer.Option(60, "--warmup-steps", help="GD steps before L-BFGS."),
+    steps: int = typer.Option(5000, "--steps", help="GD iterations (with --optimizer gd)."),
     seed: int = typer.Option(0, "--seed", help="Base seed."),
     figure: Optional[Path] = typer.Option(None, "--figure", help="Write the fractions-vs-α figure here."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the table as CSV."),
@@ -33,13 +35,14 @@ def basins(
     a, w = parse_linspace("alphas", alphas), parse_linspace("omegas", omegas)
     with console.status("basins ...") as st:
         df = run_basins(params, alphas=a, omegas=w, d=d, instances=instances, init=init, init_scale=init_scale,
-                        optimizer=optimizer, seed=seed, progress=lambda m: st.update(f"basins: {m}"))
+                        optimizer=optimizer, warmup_steps=warmup_steps, steps=steps, seed=seed, progress=lambda m: st.update(f"basins: {m}"))
     if out is not None:
         df.to_csv(out, index=False)
         console.print(f"wrote {out}")
     if figure is not None:
         frames = {f"ω = {om:g}, r = {r}, d = {d}": g for om, g in df.groupby("omega")}
-        plot_basins(frames, figure, title=f"{init} start (scale {init_scale:g}), {optimizer}, {instances} instances")
+        how = f"lbfgs after {warmup_steps} GD steps" if optimizer == "lbfgs" else f"{steps} GD steps"
+        plot_basins(frames, figure, title=f"{init} start (scale {init_scale:g}), {how}, {instances} instances")
         console.print(f"wrote {figure}")
     if as_json:
         emit_json({"rows": df.to_dict(orient="records"), "params": params.to_dict(),
