@@ -345,7 +345,7 @@ def slice_cost(alphas: list[float], instances: int, omega: float):
     compilation (one compilation per α: n = αd changes the shapes) and the per-instance results."""
     import pandas as pd
     frames, walls = [], {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for a in alphas:
         for init in ("semantic", "positional"):
             cfg = TrainConfig(init=init, optimizer="lbfgs")
@@ -353,7 +353,7 @@ def slice_cost(alphas: list[float], instances: int, omega: float):
             r = simulate(P.replace(omega=omega), alpha=a, d=D, config=cfg, instances=instances, seed=0)
             walls[(a, init)] = time.perf_counter() - t
             frames.append(r.to_frame())
-    return pd.concat(frames, ignore_index=True), walls, time.perf_counter() - t0
+    return pd.concat(frames, ignore_index=True), walls, time.perf_counter() - t0, time.process_time() - c0
 
 
 def throughput_section(a) -> str:
@@ -381,7 +381,7 @@ def slice_section(a) -> str:
     import pandas as pd
     from attnphase.empirical_diagram import cell_table, plot_slices
     alphas = [float(x) for x in np.linspace(0.01, 2.0, a.slice_alphas)]
-    df, walls, total = slice_cost(alphas, a.slice_instances, a.slice_omega)
+    df, walls, total, cpu = slice_cost(alphas, a.slice_instances, a.slice_omega)
     data = ROOT / "docs" / "data" / f"paper_slice_omega{a.slice_omega:g}.csv"
     fig = ROOT / "docs" / "figures" / f"paper_slice_omega{a.slice_omega:g}.png"
     data.parent.mkdir(parents=True, exist_ok=True)
@@ -396,10 +396,12 @@ def slice_section(a) -> str:
          f"{a.slice_instances} instances, d = {D}, L-BFGS; measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
          f"`python bench/bench_simulate.py --part slice --slice-alphas {a.slice_alphas} --slice-instances "
          f"{a.slice_instances}`. Wall time including compilation (one per α): **{total:.0f} s** for "
-         f"{n_students} students ({per:.2f} s each; load average at the end {load()}). Data: `{data.relative_to(ROOT)}`; "
+         f"{n_students} students ({per:.2f} s each; load average at the end {load()}); CPU time of the process "
+         f"(all its threads) {cpu:.0f} s ({cpu / n_students:.2f} CPU-s per student). Data: `{data.relative_to(ROOT)}`; "
          f"figure: `{fig.relative_to(ROOT)}`.", "",
-         f"Estimate of the full diagram (25 α × 27 ω × 2 inits × 24 instances = {full} students) at this rate, "
-         f"one process: **{full * per / 3600:.1f} h**; compilation is paid once per α per process (the shapes do "
+         f"Estimate of the full diagram (25 α × 27 ω × 2 inits × 24 instances = {full} students) at this wall rate, "
+         f"one process: **{full * per / 3600:.1f} h**; from the CPU time, on 2 idle cores with two processes "
+         f"(one per core): **{full * cpu / n_students / 2 / 3600:.1f} h**. Compilation is paid once per α per process (the shapes do "
          f"not depend on ω or the init), so the full diagram pays it 25 times, not 25 × 27.", "",
          "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem (± s.e.) | converged (sem/pos) | wall (s, both inits) |",
          "|---|---|---|---|---|---|"]
