@@ -35,6 +35,22 @@ def test_cell_table_signs_and_errors(tmp_path):
     assert (tmp_path / "s.png").stat().st_size > 1000
 
 
+def test_paired_instances_give_the_paired_standard_error():
+    """Same (seed, instance) for both starts: a large shared instance effect cancels in the difference."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(10):
+        base = 2e-3 + 1e-4 * rng.standard_normal()  # instance-to-instance spread, shared by both starts
+        for init, shift in (("semantic", 0.0), ("positional", 3e-5)):
+            rows.append(dict(alpha=1.0, omega=0.3, init=init, seed=0, instance=i,
+                             e_t=base + shift + 1e-7 * rng.standard_normal()))
+    t = cell_table(pd.DataFrame(rows))
+    assert bool(t.paired.iloc[0]) and t.delta_e_t.iloc[0] == pytest.approx(3e-5, abs=2e-7)
+    assert t.delta_se.iloc[0] < 1e-7 < math.hypot(t.sem_semantic.iloc[0], t.sem_positional.iloc[0]) / 100
+    t2 = cell_table(pd.DataFrame(rows).drop(columns=["instance"]))
+    assert not bool(t2.paired.iloc[0]) and t2.delta_se.iloc[0] > 1e-5
+
+
 def test_cell_with_one_start_missing_is_nan():
     df = pd.DataFrame(dict(alpha=[1.0, 1.0], omega=[0.3, 0.3], init=["semantic", "semantic"], e_t=[1.0, 2.0]))
     t = cell_table(df)

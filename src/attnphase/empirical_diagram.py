@@ -1,7 +1,10 @@
 """The paper's empirical phase diagram (MODEL.md §4): Δ training loss between the two initialisations.
 
 Per (α, ω) cell, ``Δe_t = ē_t(positional start) − ē_t(semantic start)`` over the instances of each start
-(each instance has its own teacher and data, so the two means are independent; s.e. = √(sem_pos² + sem_sem²)).
+When both starts ran on the same instances (same ``seed`` and ``instance``: ``simulate`` gives instance i the
+same teacher and data for every init) the difference is taken per instance and its s.e. is that of the paired
+differences (``paired = True``), much smaller than ``√(sem_pos² + sem_sem²)`` of independent instances, which is
+used otherwise.
 ``Δe_t > 0``: the semantic start reaches the lower training loss (the semantic minimum is the global one at
 finite d); ``< 0``: the positional one. The theory's ``α_c(ω)`` (where the two branches' e_t cross) and
 ``α_l(ω)`` (where the global minimum beats the linear baseline) can be drawn over it.
@@ -43,8 +46,28 @@ def cell_table(df):
                 row[f"converged_{init}"] = int(g.loc[g["init"] == init, "converged"].astype(bool).sum())
         row["delta_e_t"] = row["e_t_positional"] - row["e_t_semantic"]
         row["delta_se"] = math.hypot(row["sem_positional"], row["sem_semantic"])
+        row["paired"] = False
+        diff = _paired_differences(g)
+        if diff is not None and diff.size > 1:
+            row.update(delta_e_t=float(diff.mean()), delta_se=float(diff.std(ddof=1) / math.sqrt(diff.size)),
+                       paired=True)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _paired_differences(g):
+    """``e_t(positional) − e_t(semantic)`` per (seed, instance) present for both starts exactly once, or None."""
+    if not {"seed", "instance"} <= set(g.columns):
+        return None
+    keys = ["seed", "instance"]
+    sem = g[g["init"] == "semantic"].set_index(keys)["e_t"]
+    pos = g[g["init"] == "positional"].set_index(keys)["e_t"]
+    if not (sem.index.is_unique and pos.index.is_unique) or len(sem) != len(pos):
+        return None
+    both = sem.index.intersection(pos.index)
+    if len(both) != len(sem):
+        return None
+    return (pos.loc[both].astype(float) - sem.loc[both].astype(float)).to_numpy()
 
 
 def plot_empirical_diagram(table, path, theory_lines=None, title: str = "") -> None:
