@@ -140,7 +140,8 @@ def plot_basins(frames: dict[str, Any], path, title: str = "") -> None:
     axes[0][0].set_ylabel("fraction of instances")
     axes[0][0].legend(fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=10)
+        import textwrap
+        fig.suptitle("\n".join(textwrap.wrap(title, 40 * len(frames))), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
