@@ -403,12 +403,12 @@ def slice_section(a) -> str:
          f"one process: **{full * per / 3600:.1f} h**; from the CPU time, on 2 idle cores with two processes "
          f"(one per core): **{full * cpu / n_students / 2 / 3600:.1f} h**. Compilation is paid once per α per process (the shapes do "
          f"not depend on ω or the init), so the full diagram pays it 25 times, not 25 × 27.", "",
-         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem (± s.e.) | converged (sem/pos) | wall (s, both inits) |",
+         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem (± s.e.; paired per instance when possible) | converged (sem/pos) | wall (s, both inits) |",
          "|---|---|---|---|---|---|"]
     for _, x in tab.iterrows():
         w = walls[(x.alpha, "semantic")] + walls[(x.alpha, "positional")]
         L.append(f"| {x.alpha:.3f} | {x.e_t_semantic:.6f} | {x.e_t_positional:.6f} | {x.delta_e_t:+.2e} ± "
-                 f"{x.delta_se:.1e} | {x.converged_semantic}/{x.converged_positional} of {x.n_semantic} | {w:.1f} |")
+                 f"{x.delta_se:.1e} | {int(x.converged_semantic)}/{int(x.converged_positional)} of {int(x.n_semantic)} | {w:.1f} |")
     return "\n".join(L)
 
 
