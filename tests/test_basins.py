@@ -36,3 +36,12 @@ def test_instances_started_at_each_branch_classify_as_that_branch(scales, init, 
     r = simulate(P, alpha=2.0, d=200, config=TrainConfig(init=init, optimizer="lbfgs", **kw), instances=3, seed=3)
     assert r.converged.all()
     assert list(classify(r.m, r.theta_over_sigma2, scales)) == [expected.value] * 3
+
+
+def test_basins_cli_bad_input_exits_2(capsys):
+    from attnphase.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(["basins", "--init-scale", "-1", "--alphas", "1", "--d", "10", "--instances", "1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "init_scale" in err[0]
