@@ -260,11 +260,14 @@ def repro_section(a) -> str:
           "Same instances, GD 5000 vs L-BFGS (per instance; GD's final ‖∇R‖ says whether 5000 steps reached a "
           "stationary point; L-BFGS converged on every instance of every point: "
           f"{lbfgs_converged}):", "",
-          r"| α | init | GD ‖∇R‖ (median) | mean (e_t(L-BFGS) − e_t(GD))/e_t | max \|Δm\| | max \|Δθ/σ²\| | "
-          "time GD / L-BFGS (8 instances, full calls; L-BFGS runs first at each α and its time includes compiling) |", "|---|---|---|---|---|---|---|"]
+          r"| α | init | GD status (the reference is then a trajectory, not a minimum) | GD ‖∇R‖ (median) | mean (e_t(L-BFGS) − e_t(GD))/e_t | max \|Δm\| | max \|Δθ/σ²\| | "
+          "time GD / L-BFGS (8 instances, full calls; L-BFGS runs first at each α and its time includes compiling) |", "|---|---|---|---|---|---|---|---|"]
     for alpha, init, r, secs in pairs:
         g, lb = r["gd"], r["lbfgs"]
-        L.append(f"| {alpha:g} | {init} | {np.median(g.grad_norm):.1e} | {np.mean((lb.e_t - g.e_t) / g.e_t):+.1e} | "
+        st = ", ".join(f"{k} {int(np.sum(g.status == k))}/{g.instances}" for k in sorted(set(g.status.tolist())))
+        kind = "trajectory" if not g.converged.all() else "minimum"
+        L.append(f"| {alpha:g} | {init} | {st} → {kind} | {np.median(g.grad_norm):.1e} | "
+                 f"{np.mean((lb.e_t - g.e_t) / g.e_t):+.1e} | "
                  f"{np.max(np.abs(lb.m - g.m)):.3f} | {np.max(np.abs(lb.theta_over_sigma2 - g.theta_over_sigma2)):.3f} | "
                  f"{secs['gd']:.0f} s / {secs['lbfgs']:.0f} s |")
     L += ["", f"Reproduction wall time {total:.0f} s (including compilation)."]
@@ -290,9 +293,146 @@ def write_section(header: str, speed: str | None, repro: str | None) -> None:
     DOC.write_text(body)
 
 
+# ---------------------------------------------------------------------------------------------------
+# Issue 10: throughput at d = 1000, alpha = 1 (before vs after, one run) and the paper's diagram slice
+
+MARK_THROUGHPUT = "<!-- throughput -->"
+SECTION_10 = "## Finite-d throughput and the paper's diagram (issue 10)"
+BEFORE = dict(config=TrainConfig(init="semantic", optimizer="lbfgs", warmup_steps=300),
+              test_error="sampled", test_samples=50_000)
+AFTER = dict(config=TrainConfig(init="semantic", optimizer="lbfgs"), test_error="exact")
+
+
+def load() -> str:
+    try:
+        return open("/proc/loadavg").read().split()[0]
+    except OSError:
+        return "?"
+
+
+def timed_call(kw: dict, alpha: float, instances: int, seed: int) -> tuple[float, object]:
+    t = time.perf_counter()
+    r = simulate(P, alpha=alpha, d=D, instances=instances, seed=seed, **kw)
+    return time.perf_counter() - t, r
+
+
+def throughput(n_small: int, n_large: int, alpha: float = 1.0) -> dict:
+    """Marginal seconds per instance = (t(n_large) − t(n_small))/(n_large − n_small), both calls compiled
+    beforehand (a call with another instance count compiles anew); before and after interleaved."""
+    out: dict = {}
+    for name, kw, (a, b) in (("before", BEFORE, (max(2, n_small // 2), max(4, n_large // 3))),
+                             ("after", AFTER, (n_small, n_large))):
+        comp = []
+        for n in (a, b):
+            t, _ = timed_call(kw, alpha, n, seed=7)  # compiles for this shape
+            comp.append(t)
+        ta, ra = timed_call(kw, alpha, a, seed=0)
+        tb, rb = timed_call(kw, alpha, b, seed=0)
+        out[name] = dict(n=(a, b), t=(ta, tb), first_call=comp, marginal=(tb - ta) / (b - a), load=load(),
+                         iterations=float(np.mean(rb.iterations)), converged=int(rb.converged.sum()),
+                         eps_g=float(np.mean(rb.eps_g)), eps_g_se=float(np.max(rb.eps_g_se)),
+                         e_t=float(np.mean(rb.e_t)), e_t_first=float(rb.e_t[0]), eps_g_first=float(rb.eps_g[0]))
+    return out
+
+
+# alpha_c(0.3), alpha_l(0.3) of the asymptotic theory as printed by `attnphase reproduce` (docs/reproduce.md);
+# only drawn as reference lines in the slice figure
+THEORY_LINES_03 = dict(omega=[0.3], alpha_c=[1.2515], alpha_l=[1.4922])
+
+
+def slice_cost(alphas: list[float], instances: int, omega: float):
+    """The paper's slice at one ω (alphas × {semantic, positional} × instances, L-BFGS): wall time with
+    compilation (one compilation per α: n = αd changes the shapes) and the per-instance results."""
+    import pandas as pd
+    frames, walls = [], {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    for a in alphas:
+        for init in ("semantic", "positional"):
+            cfg = TrainConfig(init=init, optimizer="lbfgs")
+            t = time.perf_counter()
+            r = simulate(P.replace(omega=omega), alpha=a, d=D, config=cfg, instances=instances, seed=0)
+            walls[(a, init)] = time.perf_counter() - t
+            frames.append(r.to_frame())
+    return pd.concat(frames, ignore_index=True), walls, time.perf_counter() - t0, time.process_time() - c0
+
+
+def throughput_section(a) -> str:
+    r = throughput(a.tp_small, a.tp_large)
+    b, f = r["before"], r["after"]
+    L = [MARK_THROUGHPUT, f"### Throughput at d = {D}, α = 1, ω = 0.3, semantic start, L-BFGS (measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
+         "Machine: " + machine(), "",
+         "`python bench/bench_simulate.py --part throughput`. Per variant: two calls with different instance "
+         "counts after compiling both shapes; marginal cost = Δt/Δinstances (excludes compilation and the fixed "
+         "per-call cost). *Before* = the previous defaults (300 GD warm-up steps, ε_g from 50 000 sampled test "
+         "points); *after* = the new defaults (60 warm-up steps, exact ε_g by the QMC rule).", "",
+         "| variant | instances | wall (s) | marginal s/instance | **instances/s** | load avg | L-BFGS its (mean) | converged | ε_g (mean) |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for name, x in (("before", b), ("after", f)):
+        L.append(f"| {name} | {x['n'][0]} / {x['n'][1]} | {x['t'][0]:.2f} / {x['t'][1]:.2f} | {x['marginal']:.3f} | "
+                 f"**{1 / x['marginal']:.2f}** | {x['load']} | {x['iterations']:.0f} | {x['converged']}/{x['n'][1]} | "
+                 f"{x['eps_g']:.6f} |")
+    L += ["", f"Speed-up per instance: **{b['marginal'] / f['marginal']:.1f}×**. Same instance 0 in both: e_t "
+          f"{b['e_t_first']:.8f} (before) vs {f['e_t_first']:.8f} (after); ε_g {b['eps_g_first']:.6f} (sampled, "
+          f"s.e. ≈ 2e-5) vs {f['eps_g_first']:.6f} (exact, integration error ≤ {f['eps_g_se']:.1e})."]
+    return "\n".join(L)
+
+
+def slice_section(a) -> str:
+    import pandas as pd
+    from attnphase.empirical_diagram import cell_table, plot_slices
+    alphas = [float(x) for x in np.linspace(0.01, 2.0, a.slice_alphas)]
+    df, walls, total, cpu = slice_cost(alphas, a.slice_instances, a.slice_omega)
+    data = ROOT / "docs" / "data" / f"paper_slice_omega{a.slice_omega:g}.csv"
+    fig = ROOT / "docs" / "figures" / f"paper_slice_omega{a.slice_omega:g}.png"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(data, index=False)
+    tab = cell_table(df)
+    lines = pd.DataFrame(THEORY_LINES_03) if abs(a.slice_omega - 0.3) < 1e-12 else None
+    plot_slices(tab, fig, theory_lines=lines, title=f"d = {D}, {a.slice_instances} instances per start, L-BFGS")
+    n_students = len(df)
+    per = total / n_students
+    full = 25 * 27 * 2 * 24
+    L = [f"### One slice of the paper's diagram (ω = {a.slice_omega:g}, {len(alphas)} α in [0.01, 2], both inits, "
+         f"{a.slice_instances} instances, d = {D}, L-BFGS; measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", "",
+         f"`python bench/bench_simulate.py --part slice --slice-alphas {a.slice_alphas} --slice-instances "
+         f"{a.slice_instances}`. Wall time including compilation (one per α): **{total:.0f} s** for "
+         f"{n_students} students ({per:.2f} s each; load average at the end {load()}); CPU time of the process "
+         f"(all its threads) {cpu:.0f} s ({cpu / n_students:.2f} CPU-s per student). Data: `{data.relative_to(ROOT)}`; "
+         f"figure: `{fig.relative_to(ROOT)}`.", "",
+         f"Estimate of the full diagram (25 α × 27 ω × 2 inits × 24 instances = {full} students) at this wall rate, "
+         f"one process: **{full * per / 3600:.1f} h**; from the CPU time, on 2 idle cores with two processes "
+         f"(one per core): **{full * cpu / n_students / 2 / 3600:.1f} h**. Compilation is paid once per α per process (the shapes do "
+         f"not depend on ω or the init), so the full diagram pays it 25 times, not 25 × 27.", "",
+         "| α | e_t semantic start | e_t positional start | Δe_t = pos − sem (± s.e.; paired per instance when possible) | converged (sem/pos) | wall (s, both inits) |",
+         "|---|---|---|---|---|---|"]
+    for _, x in tab.iterrows():
+        w = walls[(x.alpha, "semantic")] + walls[(x.alpha, "positional")]
+        L.append(f"| {x.alpha:.3f} | {x.e_t_semantic:.6f} | {x.e_t_positional:.6f} | {x.delta_e_t:+.2e} ± "
+                 f"{x.delta_se:.1e} | {int(x.converged_semantic)}/{int(x.converged_positional)} of {int(x.n_semantic)} | {w:.1f} |")
+    return "\n".join(L)
+
+
+def write_section_10(part: str, text: str) -> None:
+    """Replace (or append) one marked part of the issue-10 section at the end of docs/benchmarks.md."""
+    body = DOC.read_text()
+    if SECTION_10 not in body:
+        body = body.rstrip() + "\n\n" + SECTION_10 + "\n"
+    head, sec = body.split(SECTION_10, 1)
+    mark = f"<!-- {part} -->"
+    pat = re.compile(re.escape(mark) + r"\n.*?(?=\n<!-- |\Z)", re.S)
+    block = mark + "\n" + text.split("\n", 1)[1] if text.startswith("<!--") else mark + "\n" + text
+    sec = pat.sub(lambda _: block, sec) if mark in sec else sec.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(head + SECTION_10 + sec)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("speed", "repro", "all"), default="speed")
+    ap.add_argument("--part", choices=("speed", "repro", "all", "throughput", "slice"), default="speed")
+    ap.add_argument("--tp-small", type=int, default=4, help="throughput: the smaller instance count (after)")
+    ap.add_argument("--tp-large", type=int, default=28, help="throughput: the larger instance count (after)")
+    ap.add_argument("--slice-alphas", type=int, default=25)
+    ap.add_argument("--slice-instances", type=int, default=24)
+    ap.add_argument("--slice-omega", type=float, default=0.3)
     ap.add_argument("--step-loop", type=int, default=200, help="compiled steps timed per form in (a)")
     ap.add_argument("--eager-steps", type=int, default=20)
     ap.add_argument("--batched-steps", type=int, default=600)
@@ -305,6 +445,11 @@ def main() -> None:
     ap.add_argument("--gd-points", default="0.5:semantic,1:semantic",
                     help="α:init points where 5000-step GD runs beside L-BFGS (comma-separated)")
     a = ap.parse_args()
+    if a.part in ("throughput", "slice"):
+        text = throughput_section(a) if a.part == "throughput" else slice_section(a)
+        print(text, flush=True)
+        write_section_10(a.part, text)
+        return
     header = ("Machine: " + machine() + "\n\nSpeed, (a)–(c): `python bench/bench_simulate.py` (≈ 5–7 min here); reproduction, (d): "
               "`python bench/bench_simulate.py --part repro` (≈ 6 min); options: `--help`.\n\n" + PREDICTION)
     speed = speed_section(a) if a.part in ("all", "speed") else None

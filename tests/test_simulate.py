@@ -9,8 +9,8 @@ from attnphase.data import n_samples, sample_dataset, sample_teacher
 from attnphase.errors import ParameterError
 from attnphase.model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_encodings,
                              risk_statistics)
-from attnphase.simulate import (SimulationResult, TrainConfig, _build, _knobs, _structure, instance_keys,
-                                instances_per_batch, simulate)
+from attnphase.simulate import (SimulationResult, TrainConfig, TrainStatus, _build, _knobs, _structure,
+                                instance_keys, instances_per_batch, simulate)
 
 P = ModelParams()
 
@@ -94,14 +94,36 @@ def gd_lbfgs():
 
 def test_gd_and_lbfgs_reach_same_minimum(gd_lbfgs):
     gd, lb = gd_lbfgs
-    assert lb.converged.all() and gd.converged.all()
+    # 4000 GD steps come within 1e-3 of the minimum but not to gtol = 1e-6: a trajectory, reported as such
+    assert lb.converged.all() and (lb.status == TrainStatus.CONVERGED.value).all()
+    assert not gd.converged.any() and (gd.status == TrainStatus.MAX_STEPS.value).all()
+    assert np.all(gd.grad_norm > 1e-6) and np.all(lb.grad_norm < gd.grad_norm)
     np.testing.assert_allclose(gd.e_t, lb.e_t, rtol=1e-3)
     np.testing.assert_allclose(gd.theta_over_sigma2, lb.theta_over_sigma2, rtol=0.02, atol=2e-3)
     np.testing.assert_allclose(gd.m, lb.m, atol=5e-3)
     np.testing.assert_allclose(gd.eps_g, lb.eps_g, rtol=0.02)
     assert np.all(lb.e_t <= gd.e_t * (1 + 1e-5))
     assert np.all(lb.iterations < 2000)
-    np.testing.assert_array_equal(gd.eps_lin, lb.eps_lin)  # same data, same baseline
+    # same data, same baseline; the exact rule integrates it in a basis that contains Q, so it differs by
+    # its integration error only
+    assert np.all(np.abs(gd.eps_lin - lb.eps_lin) <= 3 * np.hypot(gd.eps_lin_se, lb.eps_lin_se))
+
+
+def test_gd_with_few_steps_is_not_converged(gd_lbfgs):
+    """Honest convergence: the fixed-step protocol says "max_steps" and keeps its final gradient norm."""
+    r = simulate(P, config=TrainConfig(init="random", steps=5), instances=2, **GD_KW)
+    assert not r.converged.any()
+    assert list(r.status) == [TrainStatus.MAX_STEPS.value] * 2
+    assert np.all(r.grad_norm > 1e-3)
+    assert r.provenance["convergence"]["status"] == ["max_steps", "max_steps"]
+    assert r.to_dict()["status"] == ["max_steps", "max_steps"]
+
+
+def test_lbfgs_out_of_iterations_is_not_converged(gd_lbfgs):
+    r = simulate(P, config=TrainConfig(init="random", optimizer="lbfgs", warmup_steps=0, max_iter=2),
+                 instances=2, **GD_KW)
+    assert not r.converged.any() and list(r.status) == [TrainStatus.MAX_ITER.value] * 2
+    np.testing.assert_array_equal(r.iterations, 2)
 
 
 def test_result_containers(gd_lbfgs):
@@ -148,7 +170,7 @@ def test_batched_equals_one_at_a_time(gd_lbfgs):
 
 def test_changing_omega_init_and_steps_does_not_recompile(gd_lbfgs):
     before = _build.cache_info()
-    fn = _build(_structure(P), 30, n_samples(2.0, 30), "gd", False, 2000, 2)
+    fn = _build(_structure(P), 30, n_samples(2.0, 30), "gd", False, 2000, 2, "exact")
     size = fn._cache_size()
     a = simulate(P.replace(omega=0.5, lam=0.02, sigma=0.6), config=TrainConfig(init="random", steps=7, lr=0.1),
                  instances=2, **GD_KW)
@@ -174,7 +196,7 @@ def test_x64_run_and_no_leak():
 
 @pytest.mark.parametrize("kw", [dict(init="bogus"), dict(optimizer="adam"), dict(lr=0.0), dict(steps=-1),
                                 dict(gtol=-1.0), dict(max_iter=0), dict(lr=float("nan")),
-                                dict(warmup_steps=-1), dict(warmup_steps=2.5)])
+                                dict(warmup_steps=-1), dict(warmup_steps=2.5), dict(init_scale=-0.1)])
 def test_bad_config(kw):
     with pytest.raises(ParameterError):
         TrainConfig(**kw)
@@ -202,7 +224,8 @@ def test_reproduces_reference_gd_d1000(alpha, init):
         pytest.skip("reference data not available")
     r = simulate(P, alpha=alpha, d=1000, config=TrainConfig(init=init, optimizer="gd", steps=5000), instances=8,
                  seed=100)
-    assert r.converged.all()
+    # the paper's protocol is a trajectory: finite, but at alpha <= 1 (semantic) not at a minimum
+    assert set(r.status) <= {TrainStatus.CONVERGED.value, TrainStatus.MAX_STEPS.value}
     rows = reference_gd.compare(r.summary(), reference_gd.load(), alpha, init)
     assert len(rows) == 4
     bad = [(x["observable"], x["ours"], x["reference"], x["tol"]) for x in rows if not x["ok"]]

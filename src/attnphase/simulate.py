@@ -4,8 +4,8 @@ Normalisation (checked against ``reference/gd_d1000_omega0.3.csv``): the optimis
 summed empirical risk ``R(Q) = Σ_μ ‖y_μ − f_Q(x_μ)‖²/(2d) + (λ/2)‖Q‖_F²`` and plain gradient descent
 ``Q ← Q − lr ∇R(Q)`` with ``lr = 0.15`` is applied to ``R`` itself (not to ``R/d`` or the mean loss).
 With ``n = αd`` samples the Hessian of ``R`` is O(α) in Q's natural scale, so a step of 0.15 is stable
-and 5000 steps reach the minimum; on ``R/d`` the same step would move Q by ~1/d per step and the
-positional branch (``m ≈ 0.26``, i.e. ``u·Q ≈ 8`` at d = 1000) would not be reached. The reported
+and 5000 steps come close to a minimum (not always to it: status ``max_steps``); on ``R/d`` the same step
+would move Q by ~1/d per step and the positional branch (``m ≈ 0.26``, i.e. ``u·Q ≈ 8`` at d = 1000) would not be reached. The reported
 training loss is ``e_t = R(Q)/d`` (the reference's ``attention_train_error_mean`` is ``R``).
 
 Sign convention: ``R`` is invariant under ``Q → −Q``; for ``r = r* = k = 1`` we report ``|m|`` and ``|θ|``.
@@ -21,14 +21,20 @@ Speed: training evaluates ``R`` and ``∇R`` in the sufficient-statistics form
 :func:`attnphase.model.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
 reported ``e_t`` is then evaluated with the reference :func:`attnphase.model.empirical_risk`. σ, λ, ω, A,
 the initialisation and the optimiser's numbers (lr, steps, gtol, max_iter) are traced arguments of the
-compiled function, so changing them does not recompile; d, n, L, r, r*, P, the optimiser, x64 and the
-number of test samples do.
+compiled function, so changing them does not recompile; d, n, L, r, r*, P, A, the optimiser, x64, the
+test-error method and (sampled) the number of test samples or (exact) the QMC point count do.
+
+Test error: by default exact at this d (:mod:`attnphase.finite_d_error`, docs/finite_d.md): only projections
+on ``span(Q, Q*, u)`` are computed per instance, and a low-dimensional QMC rule runs once for all instances
+after training; ``test_error="sampled"`` draws ``test_samples`` fresh d-dimensional samples as the paper did.
+Convergence is judged by the gradient norm for every optimiser (:class:`TrainStatus`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -37,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import baseline as _bl
+from .finite_d_error import DEFAULT_POINTS, DEFAULT_SCRAMBLES, integrate, project, qmc_normals, subspace_dim
 from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
 from .model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_directions,
@@ -47,7 +54,34 @@ INITS = ("semantic", "positional", "random")
 OPTIMIZERS = ("gd", "lbfgs")
 OBSERVABLES = ("m", "theta", "theta_over_sigma2", "q", "e_t", "eps_g", "eps_lin", "grad_norm",
                "iterations", "converged")
+_EXTRA = ("status", "eps_g_se", "eps_lin_se")
+TEST_ERRORS = ("exact", "sampled")
 _TEST_CHUNK = 2500
+
+
+class TrainStatus(str, Enum):
+    """How training of one instance ended (``converged`` is ``status == CONVERGED``).
+
+    CONVERGED: ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q_start)‖)`` at the end (for GD after its fixed number of steps);
+    MAX_STEPS: GD ran its fixed ``steps`` (the paper's protocol) and the gradient is still above that;
+    MAX_ITER: L-BFGS stopped at ``max_iter`` above the tolerance; NOT_FINITE: the loss or gradient is NaN/inf.
+    """
+
+    CONVERGED = "converged"
+    MAX_STEPS = "max_steps"
+    MAX_ITER = "max_iter"
+    NOT_FINITE = "not_finite"
+
+
+_STATUS_CODES = tuple(TrainStatus)
+
+
+def _status_code(gn, R, tol, budget_status: TrainStatus):
+    """Traced status index into ``_STATUS_CODES``."""
+    finite = jnp.isfinite(gn) & jnp.isfinite(R)
+    return jnp.where(~finite, _STATUS_CODES.index(TrainStatus.NOT_FINITE),
+                     jnp.where(gn <= tol, _STATUS_CODES.index(TrainStatus.CONVERGED),
+                               _STATUS_CODES.index(budget_status))).astype(jnp.int32)
 
 
 @dataclass(frozen=True)
@@ -56,15 +90,19 @@ class TrainConfig:
 
     init: ``"semantic"`` (Q₀ = Q*; for r ≠ r* the shared columns are Q*'s, the rest ``0.01·N(0,1)``),
     ``"positional"`` (``Q₀[:, 0] = 1_d/√d`` as in the paper, further columns ``0.01·N(0,1)``),
-    ``"random"`` (``0.1·N(0,1)``).
+    ``"random"`` (``init_scale·N(0,1)``, paper: 0.1).
     optimizer: ``"gd"`` (full-batch GD on R, ``steps`` iterations of step ``lr``) or ``"lbfgs"``
     (``warmup_steps`` GD steps of step ``lr``, then optax L-BFGS with zoom line search until
     ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q_warm)‖)`` or ``max_iter`` iterations).
     warmup_steps: the GD warm-up of ``"lbfgs"``. Started cold, L-BFGS's first long steps can cross into a
     neighbouring stationary point (seen at d = 1000: positional start at α = 2, semantic start at α = 0.5,
-    e_t 0.03–0.3 % above GD's limit); after 300 GD steps it lands on the point GD converges to
-    (e_t equal to 8 digits, docs/benchmarks.md).
+    e_t 0.03–0.3 % above GD's limit); after 30, 60, 100, 150 or 300 GD steps it lands on the point GD
+    converges to in 30 000 steps (e_t equal to 1e-7 relative, docs/finite_d.md); the default 60 keeps a 2×
+    margin over the 30 found sufficient (it was 300: ~0.25 s per instance at d = 1000, α = 1).
     x64: train in float64 (otherwise float32).
+    init_scale: standard deviation of the entries of the ``"random"`` start (traced: no recompilation);
+    0 starts at ``Q = 0``, the uninformative stationary point (∇R(0) = 0).
+    Convergence for every optimiser: ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q_start)‖)`` at the end (:class:`TrainStatus`).
     """
 
     init: str = "semantic"
@@ -73,8 +111,9 @@ class TrainConfig:
     steps: int = 5000
     gtol: float = 1e-6
     max_iter: int = 2000
-    warmup_steps: int = 300
+    warmup_steps: int = 60
     x64: bool = False
+    init_scale: float = 0.1
 
     def __post_init__(self) -> None:
         if self.init not in INITS:
@@ -86,6 +125,7 @@ class TrainConfig:
         object.__setattr__(self, "gtol", check_range("gtol", self.gtol, lo=0.0, lo_open=True))
         object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, 1))
         object.__setattr__(self, "warmup_steps", check_int("warmup_steps", self.warmup_steps, 0))
+        object.__setattr__(self, "init_scale", check_range("init_scale", self.init_scale, lo=0.0))
         if not isinstance(self.x64, bool):
             raise ParameterError("x64", "a bool", self.x64)
 
@@ -115,6 +155,12 @@ class SimulationResult:
     instances: int
     test_samples: int
     provenance: dict[str, Any] = field(default_factory=dict)
+    status: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
+    """Per instance, a :class:`TrainStatus` value string ("converged", "max_steps", ...)."""
+    eps_g_se: np.ndarray = field(default_factory=lambda: np.array([]))
+    """Integration error of each ``eps_g`` (QMC scrambles if exact, sampling s.e. if sampled)."""
+    eps_lin_se: np.ndarray = field(default_factory=lambda: np.array([]))
+    test_error: str = "exact"
 
     def summary(self) -> dict[str, dict[str, float]]:
         """``{observable: {"mean", "std", "sem"}}`` over instances (std with ddof=1 when >1 instance)."""
@@ -127,25 +173,26 @@ class SimulationResult:
 
     def to_dict(self) -> dict[str, Any]:
         s = self.summary()
-        out: dict[str, Any] = {k: getattr(self, k).tolist() for k in OBSERVABLES}
+        out: dict[str, Any] = {k: getattr(self, k).tolist() for k in OBSERVABLES + _EXTRA}
         out["mean"] = {k: v["mean"] for k, v in s.items()}
         out["std"] = {k: v["std"] for k, v in s.items()}
         out["sem"] = {k: v["sem"] for k, v in s.items()}
         out.update(alpha=self.alpha, d=self.d, n=n_samples(self.alpha, self.d), seed=self.seed,
-                   instances=self.instances, test_samples=self.test_samples,
+                   instances=self.instances, test_samples=self.test_samples, test_error=self.test_error,
                    params=self.params.to_dict(), config=self.config.to_dict(),
                    provenance=self.provenance)
         return out
 
     def to_frame(self):
         import pandas as pd
-        df = pd.DataFrame({k: getattr(self, k) for k in OBSERVABLES})
+        df = pd.DataFrame({k: getattr(self, k) for k in OBSERVABLES + _EXTRA})
         df.insert(0, "instance", np.arange(self.instances))
         p = self.params
         cols = dict(d=self.d, alpha=self.alpha, n=n_samples(self.alpha, self.d), L=p.L, r=p.r,
                     r_star=p.r_star, sigma=p.sigma, lam=p.lam, omega=p.omega, A=str([list(a) for a in p.A]),
                     init=self.config.init, optimizer=self.config.optimizer, lr=self.config.lr,
-                    steps=self.config.steps, seed=self.seed, test_samples=self.test_samples)
+                    steps=self.config.steps, seed=self.seed, test_error=self.test_error,
+                    test_samples=self.test_samples)
         for i, (k, v) in enumerate(cols.items()):
             df.insert(1 + i, k, v)
         return df
@@ -154,7 +201,7 @@ class SimulationResult:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _initial_Q(key, init_index, Q_star, r: int, d: int, dtype):
+def _initial_Q(key, init_index, init_scale, Q_star, r: int, d: int, dtype):
     """``Q₀`` for ``INITS[init_index]`` (a traced index: changing the initialisation does not recompile)."""
     r_star = Q_star.shape[1]
     noise = jax.random.normal(key, (d, r), dtype)  # one draw serves all three (as before: same key)
@@ -169,7 +216,7 @@ def _initial_Q(key, init_index, Q_star, r: int, d: int, dtype):
         return (0.01 * noise).at[:, 0].set(jnp.full((d,), 1.0 / math.sqrt(d), dtype))
 
     def random():
-        return 0.1 * noise
+        return init_scale * noise
 
     return jax.lax.switch(init_index, (semantic, positional, random))
 
@@ -193,12 +240,13 @@ def _gradient_descent(risk, Q0, steps, lr):
 
 
 def _train_gd(risk, Q0, knobs):
-    """The paper's protocol (MODEL.md §4): ``steps`` GD steps of step ``lr``."""
+    """The paper's protocol (MODEL.md §4): ``steps`` GD steps of step ``lr``, always all of them. Status
+    CONVERGED only if then ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q₀)‖)``, else MAX_STEPS (a trajectory, not a minimum)."""
+    tol = knobs["gtol"] * jnp.maximum(1.0, _grad_norm(jax.grad(risk)(Q0)))
     Q = _gradient_descent(risk, Q0, knobs["steps"], knobs["lr"])
     R, g = jax.value_and_grad(risk)(Q)
     gn = _grad_norm(g)
-    conv = jnp.isfinite(R) & jnp.isfinite(gn) & jnp.all(jnp.isfinite(Q))
-    return Q, knobs["steps"], gn, conv
+    return Q, knobs["steps"], gn, _status_code(gn, R, tol, TrainStatus.MAX_STEPS)
 
 
 def _train_lbfgs(risk, Q0, knobs):
@@ -221,10 +269,10 @@ def _train_lbfgs(risk, Q0, knobs):
         return (it == 0) | ((it < knobs["max_iter"]) & (gn > tol) & jnp.isfinite(gn))
 
     init = (Q0, opt.init(Q0), jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, Q0.dtype))
-    Q, _, iters, _ = jax.lax.while_loop(cond, body, init)
-    R, g = jax.value_and_grad(risk)(Q)
-    gn = _grad_norm(g)
-    return Q, iters, gn, (gn <= tol) & jnp.isfinite(R)
+    Q, _, iters, gn = jax.lax.while_loop(cond, body, init)
+    # status and reported norm from the gradient the loop tested (its line search's, at the final Q): at
+    # gtol = 1e-6 a float32 re-evaluation differs from it by rounding and could contradict the loop's decision
+    return Q, iters, gn, _status_code(gn, risk(Q), tol, TrainStatus.MAX_ITER)
 
 
 _TRAINERS = {"gd": _train_gd, "lbfgs": _train_lbfgs}
@@ -244,27 +292,56 @@ def _structure(params: ModelParams) -> ModelParams:
     return ModelParams(L=params.L, r=params.r, r_star=params.r_star, A=((1.0 / params.L,) * params.L,) * params.L, P=params.P)
 
 
-def _knobs(params: ModelParams, config: TrainConfig, dtype) -> dict[str, jax.Array]:
-    """The run's numbers that do not change compiled shapes, as arrays (so changing them never recompiles)."""
+def _knobs(params: ModelParams, config: TrainConfig, dtype, test_error: str = "exact",
+           qmc_points: int = DEFAULT_POINTS, qmc_scrambles: int = DEFAULT_SCRAMBLES) -> dict[str, jax.Array]:
+    """The run's numbers that do not change compiled shapes, as arrays (so changing them never recompiles);
+    with ``test_error="exact"`` also the QMC normals ``xi`` of :func:`attnphase.finite_d_error.qmc_normals`."""
     f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
-    return dict(sigma=f(params.sigma), lam=f(params.lam), omega=f(params.omega), A=f(params.A_array),
-                lr=f(config.lr), gtol=f(config.gtol), steps=jnp.asarray(config.steps, jnp.int32),
-                max_iter=jnp.asarray(config.max_iter, jnp.int32),
-                warmup_steps=jnp.asarray(config.warmup_steps, jnp.int32),
-                init_index=jnp.asarray(INITS.index(config.init), jnp.int32))
+    kn = dict(sigma=f(params.sigma), lam=f(params.lam), omega=f(params.omega), A=f(params.A_array),
+              lr=f(config.lr), gtol=f(config.gtol), steps=jnp.asarray(config.steps, jnp.int32),
+              max_iter=jnp.asarray(config.max_iter, jnp.int32),
+              warmup_steps=jnp.asarray(config.warmup_steps, jnp.int32),
+              init_index=jnp.asarray(INITS.index(config.init), jnp.int32), init_scale=f(config.init_scale))
+    if test_error == "exact":
+        w = subspace_dim(params.r, params.r_star, params.k)
+        kn["xi"] = f(qmc_normals(params.L, w, qmc_points, qmc_scrambles))
+    return kn
 
 
 @lru_cache(maxsize=32)
-def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, test_samples: int, batch: int):
+def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, test_samples: int, batch: int,
+           test_error: str = "exact"):
     """A jitted ``(keys, knobs) -> dict of per-instance arrays`` for fixed shapes (cached across calls).
 
     ``batch`` instances are vmapped together; batches run one after another inside the same call.
+    ``test_error``: ``"exact"`` (:mod:`attnphase.finite_d_error`, QMC normals in ``knobs["xi"]``;
+    ``test_samples`` unused) or ``"sampled"`` (``test_samples`` fresh samples in chunks of 2500).
     """
     dtype = jnp.float64 if x64 else jnp.float32
     chunk = min(_TEST_CHUNK, test_samples)
     n_chunks = -(-test_samples // chunk)
     train = _TRAINERS[optimizer]
     L = structure.L
+
+    def sampled_errors(Q, Q_star, B, p, k_test, kn):
+        def test_chunk(carry, j):
+            Xt, Yt = labelled_dataset(jax.random.fold_in(k_test, j), Q_star, chunk, L, kn["sigma"],
+                                      kn["omega"], kn["A"])
+            w = (j * chunk + jnp.arange(chunk)) < test_samples
+            la = jnp.where(w, sample_loss(Q, Xt, Yt, p), 0.0)
+            ll = jnp.where(w, _bl.linear_sample_loss(B, Xt, Yt), 0.0)
+            return (carry[0] + jnp.sum(la), carry[1] + jnp.sum(la * la), carry[2] + jnp.sum(ll),
+                    carry[3] + jnp.sum(ll * ll)), None
+
+        zero = jnp.asarray(0.0, dtype)
+        (sa, sa2, sl, sl2), _ = jax.lax.scan(test_chunk, (zero,) * 4, jnp.arange(n_chunks))
+
+        def mean_se(s1, s2):
+            mu = s1 / test_samples
+            var = jnp.maximum(s2 / test_samples - mu * mu, 0.0) * test_samples / max(1, test_samples - 1)
+            return mu, jnp.sqrt(var / test_samples)
+
+        return (*mean_se(sa, sa2), *mean_se(sl, sl2))
 
     def one(key, kn):
         k_teacher, k_train, k_test, k_init = jax.random.split(key, 4)
@@ -275,27 +352,27 @@ def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, te
         # the barrier makes XLA materialise Z once; fused into the training loop, its producer
         # (X + p) is recomputed inside every matrix-vector product, ~2x slower per step on CPU
         stats = jax.lax.optimization_barrier(risk_statistics(X, Y, p))
-        Q0 = _initial_Q(k_init, kn["init_index"], Q_star, structure.r, d, dtype)
-        Q, iters, gn, conv = train(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
+        Q0 = _initial_Q(k_init, kn["init_index"], kn["init_scale"], Q_star, structure.r, d, dtype)
+        Q, iters, gn, status = train(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
         R = empirical_risk(Q, X, Y, p, kn["lam"])  # the reported e_t uses the reference definition
         B = _bl.fit_linear(X, Y)
-
-        def test_chunk(carry, j):
-            Xt, Yt = labelled_dataset(jax.random.fold_in(k_test, j), Q_star, chunk, L, kn["sigma"],
-                                      kn["omega"], kn["A"])
-            w = (j * chunk + jnp.arange(chunk)) < test_samples
-            la = jnp.sum(jnp.where(w, sample_loss(Q, Xt, Yt, p), 0.0))
-            ll = jnp.sum(jnp.where(w, _bl.linear_sample_loss(B, Xt, Yt), 0.0))
-            return (carry[0] + la, carry[1] + ll), None
-
-        zero = jnp.asarray(0.0, dtype)
-        (sa, sl), _ = jax.lax.scan(test_chunk, (zero, zero), jnp.arange(n_chunks))
         m, theta, tos, q = _observables(Q, Q_star, u, kn["sigma"])
-        return dict(m=m, theta=theta, theta_over_sigma2=tos, q=q, e_t=R / d, eps_g=sa / test_samples,
-                    eps_lin=sl / test_samples, grad_norm=gn, iterations=iters, converged=conv)
+        out = dict(m=m, theta=theta, theta_over_sigma2=tos, q=q, e_t=R / d, grad_norm=gn, iterations=iters,
+                   converged=status == _STATUS_CODES.index(TrainStatus.CONVERGED), status=status)
+        if test_error == "exact":  # only the projections here; the QMC rule runs after the loop, batched
+            out.update(projection=project(Q, Q_star, p, u), B_lin=B)
+        else:
+            out.update(zip(("eps_g", "eps_g_se", "eps_lin", "eps_lin_se"),
+                           sampled_errors(Q, Q_star, B, p, k_test, kn)))
+        return out
 
     def run(keys, kn):
-        return jax.lax.map(lambda k: one(k, kn), keys, batch_size=batch)
+        out = jax.lax.map(lambda k: one(k, kn), keys, batch_size=batch)
+        if test_error == "exact":
+            ex = jax.vmap(lambda pr, B: integrate(pr, B, kn["sigma"], kn["omega"], kn["A"], kn["xi"]))(
+                out.pop("projection"), out.pop("B_lin"))
+            out.update(ex._asdict())
+        return out
 
     return jax.jit(run)
 
@@ -308,20 +385,27 @@ def instance_keys(seed: int, instances: int, start: int = 0) -> jax.Array:
 
 def simulate(params: ModelParams, *, alpha: float, d: int, config: TrainConfig = TrainConfig(),
              instances: int = 1, seed: int = 0, test_samples: int = 50_000,
-             progress: Callable[[str], None] | None = None) -> SimulationResult:
+             progress: Callable[[str], None] | None = None, test_error: str = "exact",
+             qmc_points: int = DEFAULT_POINTS, qmc_scrambles: int = DEFAULT_SCRAMBLES) -> SimulationResult:
     """Train ``instances`` independent students at sample complexity ``alpha`` and dimension ``d``.
 
-    Returns per-instance order parameters ``|m|, |θ|, θ/σ², q``, training loss ``e_t = R(Q)/d``, test error
-    ``ε_g`` on ``test_samples`` fresh samples (evaluated in chunks of 2500), the finite-d linear baseline
-    ``ε_lin`` fitted on the same training set and tested on the same test set, the final ``‖∇R‖``,
-    the iteration count and convergence flags. ``progress``, if given, is called with short status strings.
+    Returns per-instance order parameters ``|m|, |θ|, θ/σ², q``, training loss ``e_t = R(Q)/d``, the test
+    error ``ε_g`` and the finite-d linear baseline ``ε_lin`` (fitted on the same training set), each with its
+    integration error, the final ``‖∇R‖``, the iteration count and the :class:`TrainStatus`.
+    ``test_error="exact"`` (default): ``ε_g`` and ``ε_lin`` exact at this d (:mod:`attnphase.finite_d_error`,
+    ``qmc_points × qmc_scrambles`` QMC points in ``L·(r + r* + k)`` dimensions; needs ``d ≥ r + r* + k``);
+    ``"sampled"``: the mean over ``test_samples`` fresh samples (in chunks of 2500), the paper's estimate.
+    ``progress``, if given, is called with short status strings.
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
     if not isinstance(config, TrainConfig):
         raise ParameterError("config", "a TrainConfig", type(config).__name__)
+    if test_error not in TEST_ERRORS:
+        raise ParameterError("test_error", f"one of {{{', '.join(TEST_ERRORS)}}}", test_error)
     alpha = check_range("alpha", alpha, lo=0.0, lo_open=True)
-    d = check_int("d", d, max(2, params.k))
+    w = subspace_dim(params.r, params.r_star, params.k)
+    d = check_int("d", d, max(2, params.k, w if test_error == "exact" else 0))
     instances = check_int("instances", instances, 1)
     seed = check_int("seed", seed, 0)
     test_samples = check_int("test_samples", test_samples, 1)
@@ -335,26 +419,37 @@ def simulate(params: ModelParams, *, alpha: float, d: int, config: TrainConfig =
     with ctx:
         dtype = jnp.float64 if config.x64 else jnp.float32
         batch = instances_per_batch(n, params.L, d, jnp.dtype(dtype).itemsize, instances)
-        fn = _build(_structure(params), d, n, config.optimizer, config.x64, test_samples, batch)
+        fn = _build(_structure(params), d, n, config.optimizer, config.x64, test_samples, batch, test_error)
         say(f"compiling + training {instances} instance(s), d={d}, n={n}, {config.optimizer}")
-        out = fn(instance_keys(seed, instances), _knobs(params, config, dtype))
+        knobs = _knobs(params, config, dtype, test_error, qmc_points, qmc_scrambles)
+        out = fn(instance_keys(seed, instances), knobs)
         out = {k: np.asarray(jax.device_get(v)) for k, v in out.items()}
     say("done")
     conv = out["converged"].astype(bool)
+    status = np.array([_STATUS_CODES[int(c)].value for c in out["status"]], dtype=object)
+    if test_error == "exact":
+        method = dict(method="exact (finite_d_error, scrambled Sobol)", points=qmc_points, scrambles=qmc_scrambles,
+                      dimension=params.L * w)
+    else:
+        method = dict(method="sampled", test_samples=test_samples)
     prov = provenance(
         dict(params=params.to_dict(), alpha=alpha, d=d, n=n, config=config.to_dict(), instances=instances,
-             seed=seed, test_samples=test_samples),
+             seed=seed, test_samples=test_samples, test_error=test_error),
         seeds=dict(base_seed=seed, instance_keys="fold_in(key(seed), i)", instances=list(range(instances))),
-        convergence=dict(all_converged=bool(conv.all()), converged=conv.tolist(),
+        convergence=dict(all_converged=bool(conv.all()), converged=conv.tolist(), status=status.tolist(),
+                         criterion="|grad R| <= gtol * max(1, |grad R(Q_start)|)",
                          grad_norm=out["grad_norm"].tolist(), iterations=out["iterations"].tolist()),
+        test_error=dict(method, max_eps_g_se=float(out["eps_g_se"].max()),
+                        max_eps_lin_se=float(out["eps_lin_se"].max())),
     )
+    f = lambda k: out[k].astype(float)  # noqa: E731
     return SimulationResult(
-        m=out["m"].astype(float), theta=out["theta"].astype(float),
-        theta_over_sigma2=out["theta_over_sigma2"].astype(float), q=out["q"].astype(float),
-        e_t=out["e_t"].astype(float), eps_g=out["eps_g"].astype(float), eps_lin=out["eps_lin"].astype(float),
-        grad_norm=out["grad_norm"].astype(float), iterations=out["iterations"].astype(int), converged=conv,
+        m=f("m"), theta=f("theta"), theta_over_sigma2=f("theta_over_sigma2"), q=f("q"), e_t=f("e_t"),
+        eps_g=f("eps_g"), eps_lin=f("eps_lin"), grad_norm=f("grad_norm"),
+        iterations=out["iterations"].astype(int), converged=conv,
         params=params, alpha=alpha, d=d, config=config, seed=seed, instances=instances,
-        test_samples=test_samples, provenance=prov)
+        test_samples=test_samples, provenance=prov, status=status, eps_g_se=f("eps_g_se"),
+        eps_lin_se=f("eps_lin_se"), test_error=test_error)
 
 
 class _nullcontext:
