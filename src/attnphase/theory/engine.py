@@ -24,7 +24,7 @@ from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
 from . import fixed_point, prox_general as PG, qmc
-from .state import Hats, OrderParams, block_residual, flatten, invariants, shapes, unflatten
+from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
 from .status import Status
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -139,6 +139,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets)
         hats = _pin(out.hats, branch)
         fx = CG.prior(hats, knobs)
+        if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
+            fx = canonical_gauge(fx)
         aux = {"hats": flatten(hats), "EM": out.EM, "eps_g": out.eps_g, "max_grad": out.max_grad,
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
         return flatten(fx), CG.valid(x, hats, knobs), aux

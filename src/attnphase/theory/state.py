@@ -49,6 +49,25 @@ def unflatten(v, r: int, k: int, r_star: int, cls=OrderParams):
     return cls(*out)
 
 
+def canonical_gauge(x: OrderParams) -> OrderParams:
+    """Rotate ``x`` into a canonical gauge (``q → OqOᵀ, M → OM, θ → Oθ, V → OVOᵀ``; MODEL.md §8: the model is
+    invariant under ``Q → QO``): O = Qᵀ from the QR factorisation of the signal block ``[θ, M]`` (r × (r*+k)),
+    so that ``O[θ, M]`` is upper triangular with a non-negative diagonal; a direction the signal does not fix
+    (zero diagonal) gets the sign that makes ``(OqOᵀ)_{0j} >= 0``. Used for r > 1, where the iteration
+    otherwise drifts along the gauge orbit. (For r > rank[θ, M] + 1 the complement is not fully fixed.)"""
+    Z = jnp.concatenate([x.theta, x.M], axis=1)
+    Qm, R = jnp.linalg.qr(Z, mode="complete")
+    r = x.q.shape[0]
+    n = min(r, Z.shape[1])
+    diag = jnp.zeros(r).at[:n].set(jnp.diagonal(R)[:n])
+    qrot = Qm.T @ x.q @ Qm
+    scale = jnp.max(jnp.abs(Z)) + 1e-300
+    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, jnp.sign(diag), jnp.where(qrot[0] < 0, -1.0, 1.0))
+    s = s.at[0].set(jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, jnp.sign(diag[0]), 1.0))
+    O = s[:, None] * Qm.T
+    return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
+
+
 def invariants(x: OrderParams) -> dict[str, np.ndarray]:
     """Gauge-invariant summaries (Q → QO): ``q = tr q``, ``m = ‖M‖_F``, ``theta = ‖θ‖_F``, ``V = tr V``, the
     eigenvalues of q and the singular values of θ (MODEL.md §8; the definitions ``simulate`` reports)."""
