@@ -245,3 +245,39 @@ def test_qmc_engine_equals_split_rule_omega_grid_default_size():
             for k in ("q", "m", "theta", "V", "eps_g", "e_t"):
                 a, b, e = s.values[k], getattr(ref, k), s.errors[k]
                 assert abs(abs(a) - abs(b)) <= 3 * e + 1e-4 * abs(b) + 1e-12, (branch, om, k, a, b, e)
+
+
+# ---------------------------------------------------------------------------------------- CLI
+def _cli(args, capsys):
+    from attnphase.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err.strip().splitlines()
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--A", "0.3,0.7;0.8"], "A"),
+    (["--A", "0.3,x;0.8,0.2"], "A"),
+    (["--L", "3", "--A", "0.5,0.5;0.5,0.5"], "A"),
+    (["--P", "1;-1;2"], "P"),
+    (["--L", "3", "--integrator", "split"], "--integrator"),
+    (["--integrator", "exact"], "--integrator"),
+    (["--integrator", "qmc", "--qmc-points", "1000"], "qmc_points"),
+])
+def test_cli_bad_matrices_and_integrators_one_line_exit_2(args, word, capsys):
+    code, _, err = _cli(["theory", "point", "--alpha", "1", *args], capsys)
+    assert code == 2 and len(err) == 1 and word in err[0], err
+
+
+def test_cli_point_qmc_json(capsys):
+    code, out, _ = _cli(["theory", "point", "--alpha", "2", "--integrator", "qmc", "--qmc-points", "256",
+                         "--scrambles", "2", "--json"], capsys)
+    assert code in (0, None)
+    import json
+    d = json.loads(out)
+    for k in ("q", "m", "theta", "V", "eps_g", "e_t", "converged", "status", "q_err", "e_t_err", "matrices",
+              "provenance"):
+        assert k in d
+    assert d["provenance"]["integrator"] == "qmc" and d["provenance"]["seeds"] == [0, 1]
+    assert d["status"] == "converged" and abs(d["q"] - np.trace(d["matrices"]["q"])) < 1e-12
