@@ -16,7 +16,7 @@ from attnphase.theory import prox_general as PG
 from attnphase.theory import qmc
 from attnphase.theory.engine import QMCConfig, solve, solve_batch
 from attnphase.theory.solver import solve_point
-from attnphase.theory.state import Hats, OrderParams, close_enough, flatten, invariants, unflatten
+from attnphase.theory.state import OrderParams, close_enough, flatten, invariants, unflatten
 from attnphase.theory.status import Status
 
 CHEAP = QMCConfig(points=512, scrambles=2)
