@@ -35,14 +35,15 @@ def main() -> None:
     ap.add_argument("--batch-points", type=int, default=256)
     a = ap.parse_args()
     load0 = os.getloadavg()
-    rows = []
+    rows: list = []
+
+    def record(*row):
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+        _write(rows, load0)
+
     p2 = ModelParams(omega=0.3)
     p3 = ModelParams(L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)))
-    for name, p in (("L = 2, r = 1, semantic, α = 2", p2), ("L = 3, r = 1, semantic, α = 2", p3)):
-        solve(p, 2.0, "semantic", qmc_config=QMCConfig(points=256, scrambles=4), max_steps=1)   # compile
-        s, t = _timed(lambda: solve(p, 2.0, "semantic"))
-        rows.append((f"one point, {name}, default QMC (4096 x 4 scrambles)",
-                     f"{s.status.value}, {s.iterations} it.", f"{t:.1f} s"))
     cfg = QMCConfig(points=a.batch_points, scrambles=2)
     alphas = np.linspace(0.8, 2.4, a.batch)
     solve_batch(p2, alphas, "semantic", qmc_config=cfg, max_steps=1)                         # compile
@@ -52,26 +53,31 @@ def main() -> None:
     agree = max(abs(b.values["e_t"] - s.values["e_t"]) / abs(s.values["e_t"]) for b, s in zip(batch, single)
                 if b.converged and s.converged)
     nb = sum(b.converged for b in batch)
-    rows.append((f"vmapped batch of {a.batch} L = 2 points (α ∈ [0.8, 2.4]), {a.batch_points} x 2 QMC",
-                 f"{nb}/{a.batch} converged, max {max(b.iterations for b in batch)} it.", f"{tb:.1f} s"))
-    rows.append((f"{a.batch} separate solves, same points", f"max rel. e_t difference {agree:.1e}", f"{ts:.1f} s"))
-    rows.append(("throughput ratio batch / separate", "", f"**{ts / tb:.2f}x**"))
+    record(f"vmapped batch of {a.batch} L = 2 points (α ∈ [0.8, 2.4]), {a.batch_points} x 2 QMC",
+           f"{nb}/{a.batch} converged, max {max(b.iterations for b in batch)} it.", f"{tb:.1f} s")
+    record(f"{a.batch} separate solves, same points", f"max rel. e_t difference {agree:.1e}", f"{ts:.1f} s")
+    record("throughput ratio batch / separate", "", f"**{ts / tb:.2f}x**")
+    for name, p in (("L = 2, r = 1, semantic, α = 2", p2), ("L = 3, r = 1, semantic, α = 2", p3)):
+        solve(p, 2.0, "semantic", max_steps=1)                                                # compile
+        s, t = _timed(lambda: solve(p, 2.0, "semantic"))
+        record(f"one point, {name}, default QMC (4096 x 4 scrambles)", f"{s.status.value}, {s.iterations} it.",
+               f"{t:.1f} s")
+
+
+def _write(rows, load0) -> None:
     load1 = os.getloadavg()
-    text = [TITLE, "",
-            f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
-            f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} after.",
+    text = [f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
+            f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} now.",
             "", "| what | outcome | time |", "|---|---|---|"] + [f"| {w} | {o} | {t} |" for w, o, t in rows]
     doc = DOC.read_text()
     body = "\n".join(text) + "\n"
     if TITLE in doc:
         head, tail = doc.split(TITLE, 1)
         pred = tail.split("### Measured", 1)[0]
-        doc = head + TITLE + pred + "### Measured\n\n" + body.split("\n", 2)[2]
+        doc = head + TITLE + pred + "### Measured\n\n" + body
     else:
-        doc = doc.rstrip("\n") + "\n\n" + body
+        doc = doc.rstrip("\n") + "\n\n" + TITLE + "\n\n" + body
     DOC.write_text(doc)
-    print(body)
-
 
 if __name__ == "__main__":
     main()
