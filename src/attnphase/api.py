@@ -124,15 +124,16 @@ def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelPar
     """A branch along ``alphas`` by continuation; ``to_frame()`` is one row per α (unconverged points kept,
     ``converged = False``)."""
     from .guards import check_grid
-    from .theory import curve_table, solve_curve
+    from .phase import branch_table, follow_branch
     check_grid("alphas", len(alphas), len(alphas))
     model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
     p = _params(params, model_kw)
-    sols = solve_curve(p, [float(a) for a in alphas], branch, nodes=nodes, **kw)
-    table = curve_table(sols)
+    sols = follow_branch(p, [float(a) for a in alphas], branch, nodes=nodes, **kw)
+    table = branch_table(sols)
     prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, nodes=nodes, options=kw),
-                 convergence=dict(all_converged=bool(all(s.converged for s in sols)),
-                                  unconverged_alphas=[s.alpha for s in sols if not s.converged]))
+                 convergence=dict(all_converged=bool(table["converged"].all()),
+                                  unconverged_alphas=[float(a) for a in table.loc[~table["converged"], "alpha"]],
+                                  states=table["state"].value_counts().to_dict()))
     return Result("theory curve", sols, table, prov)
 
 

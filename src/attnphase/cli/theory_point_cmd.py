@@ -1,4 +1,5 @@
-"""``attnphase theory point`` and ``attnphase theory curve``: fixed points of MODEL.md §6."""
+"""``attnphase theory point`` and ``attnphase theory curve``: fixed points of MODEL.md §6 (split or product rule,
+L = 2, r = 1) and §8 (the general QMC engine, any L, r, r*, A, P)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import ParameterError
-from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, console, emit_json, model_params, parse_linspace, \
-    parse_list, print_table
+from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, console, emit_json, model_params, \
+    parse_linspace, parse_list, parse_matrix, print_table
 from .theory_cmd import theory_app
 
 _KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
@@ -18,64 +19,133 @@ NODES_HELP = ("Resolution: Gauss-Hermite order in the smooth directions of the s
               "panels across the switching set (even; default 8; 4 is ~4x cheaper, ~1e-4 accurate). With --rule "
               "product: order per dimension of the plain product rule.")
 RULE_HELP = "split (integration split at the basin switches, default) or product (plain Gauss-Hermite)."
+INTEGRATORS = ("auto", "split", "qmc", "product")
+INTEGRATOR_HELP = ("auto (split for L=2, r=r*=1, k=1; qmc otherwise), split, product (both only L=2, r=r*=1, "
+                   "k=1), or qmc (scrambled Sobol, any L, r, r*, A, P; MODEL.md §8).")
+RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
+POpt = typer.Option(None, "--P", help="Positional-encoding coefficients, L x k, rows ';'-separated "
+                    "(default \"1;-1\" for L=2, the identity otherwise).")
+IntegratorOpt = typer.Option("auto", "--integrator", help=INTEGRATOR_HELP)
+QmcOpt = typer.Option(None, "--qmc-points", help="Sobol points per scramble (power of two; default 4096).")
+ScramblesOpt = typer.Option(None, "--scrambles", help="Independent QMC scrambles (>= 2; default 4): the error "
+                            "bars are their standard error.")
+
+
+def _params(L, r, r_star, sigma, lam, omega, A, P):
+    params = model_params(L, r, sigma, lam, omega, A, r_star)
+    return params if P is None else params.replace(P=parse_matrix("P", P))
+
+
+def _route(params, integrator: str, rule: str | None) -> str:
+    """The integrator to use: ``auto`` picks the split rule where it applies (L = 2, r = r* = k = 1)."""
+    if integrator not in INTEGRATORS:
+        raise ParameterError("--integrator", f"one of {', '.join(INTEGRATORS)}", integrator)
+    small = params.L == 2 and params.r == 1 and params.r_star == 1 and params.k == 1
+    if integrator == "auto":
+        integrator = (rule or "split") if small else "qmc"
+    if integrator in ("split", "product") and not small:
+        raise ParameterError("--integrator", "qmc or auto when L != 2, r != 1, r* != 1 or k != 1 (the split and "
+                             "product rules are for L = 2, r = r* = 1, k = 1)", integrator)
+    return integrator
+
+
+def _qmc_config(qmc_points, scrambles):
+    from ..theory.engine import QMCConfig
+    kw = {}
+    if qmc_points is not None:
+        kw["points"] = qmc_points
+    if scrambles is not None:
+        kw["scrambles"] = scrambles
+    return QMCConfig(**kw)
 
 
 @theory_app.command("point")
 def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α = n/d > 0."),
           omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+          L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
           branch: str = typer.Option("semantic", "--branch",
                                      help="semantic, positional, uninformative or free."),
+          integrator: str = IntegratorOpt,
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
-          rule: str = typer.Option("split", "--rule", help=RULE_HELP),
+          rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
+          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
           json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..theory import BRANCHES, solve_point
-    params = model_params(2, 1, sigma, lam, omega, A)
+    params = _params(L, r, r_star, sigma, lam, omega, A, P)
     if branch not in BRANCHES:
         raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
-    s = solve_point(params, alpha, branch, nodes=nodes, rule=rule)
-    d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, **{k: getattr(s, k) for k in _KEYS}}
+    if rule is not None and rule not in ("split", "product"):
+        raise ParameterError("--rule", "split or product", rule)
+    how = _route(params, integrator, rule)
+    if how == "qmc":
+        from ..theory.engine import solve
+        g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles))
+        d, converged, status = g.to_dict(), g.converged, g.status.value
+        rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
+    else:
+        s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
+        d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
+             **{k: getattr(s, k) for k in _KEYS}}
+        converged, status = s.converged, s.status
+        rows = [[k, v] for k, v in d.items()]
     if json_out:
         emit_json(d)
     else:
-        print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g})", ["quantity", "value"],
-                    [[k, v] for k, v in d.items()])
-    if not s.converged:
-        console.print(f"[yellow]warning: not converged: {s.status}[/yellow]")
+        print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g}, {how})", ["quantity", "value"], rows)
+    if not converged:
+        console.print(f"[yellow]warning: not converged: {status}[/yellow]")
 
 
 @theory_app.command("curve")
 def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g. 0.5:2:20)."),
           omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+          L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
           branch: str = typer.Option("semantic,positional", "--branch", help="Comma-separated branches."),
+          integrator: str = IntegratorOpt,
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
-          rule: str = typer.Option("split", "--rule", help=RULE_HELP),
+          rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
+          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
           out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point).")) -> None:
-    """Solve a curve in α for each branch and write a CSV (continuation: the semantic branch from large α down,
-    where it exists, the positional one from small α up)."""
+    """Solve a curve in α for each branch and write a CSV. Split/product rule: continuation (the semantic branch
+    from large α down, the positional one from small α up); QMC: all points of a branch in one vmapped batch."""
     import pandas as pd
 
     from functools import partial
 
     from ..phase import branch_table, follow_branch
     from ..theory import BRANCHES, solve_point
-    params = model_params(2, 1, sigma, lam, omega, A)
+    params = _params(L, r, r_star, sigma, lam, omega, A, P)
     branches = parse_list("--branch", branch, BRANCHES)
     grid = parse_linspace("--alphas", alphas)
     if (grid <= 0).any():
         raise ParameterError("--alphas", "values > 0", alphas)
+    if rule is not None and rule not in ("split", "product"):
+        raise ParameterError("--rule", "split or product", rule)
+    how = _route(params, integrator, rule)
     order = sorted(grid, reverse=True)
     frames = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console) as prog:
+    if how == "qmc":
+        from ..theory.engine import solve_batch
+        cfg = _qmc_config(qmc_points, scrambles)
         for b in branches:
-            task = prog.add_task(b, total=len(order))
-            sols = follow_branch(params, order if b != "positional" else order[::-1], b, nodes=nodes,
-                                 progress=lambda i: prog.advance(task), rtol=1e-5, max_steps=300,
-                                 solver=partial(solve_point, rule=rule))
-            frames.append(branch_table(sols))
+            with console.status(f"{b}: {len(grid)} points in one batch"):
+                sols = solve_batch(params, grid, b, qmc_config=cfg)
+            frames.append(pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
+                                        for s in sols]).assign(integrator="qmc", qmc_points=cfg.points))
+    else:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as prog:
+            for b in branches:
+                task = prog.add_task(b, total=len(order))
+                sols = follow_branch(params, order if b != "positional" else order[::-1], b, nodes=nodes,
+                                     progress=lambda i: prog.advance(task), rtol=1e-5, max_steps=300,
+                                     solver=partial(solve_point, rule=how))
+                frames.append(branch_table(sols))
     df = pd.concat(frames, ignore_index=True).sort_values(["branch", "alpha"])
     out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out, index=False)
-    counts = df["state"].value_counts().to_dict()
-    console.print(f"wrote {len(df)} points to {out} (states: {counts})")
+    bad = int((~df["converged"].astype(bool)).sum())
+    states = df["state"].value_counts().to_dict() if "state" in df else {}
+    console.print(f"wrote {len(df)} points to {out}" + (f" (states: {states})" if states else "")
+                  + (f" ({bad} not converged)" if bad else ""))

@@ -15,6 +15,7 @@ from ..model import ModelParams
 from . import prox as _prox
 from .quadrature import ProductRule
 from .switching import SplitRule, line_nodes
+from .symmetry import exchange_reflection_holds
 
 _TINY = 1e-300
 
@@ -68,11 +69,13 @@ def solved_nodes(params: ModelParams, q: float, m: float, V: float, theta: float
     sigma2 = params.sigma ** 2
     fields = prox_inputs(params, q, m, theta)
     if isinstance(rule, SplitRule):
-        # On a pinned branch (m = 0 or θ = 0) the exact symmetry (ξ, y) → −(ξ, y), resp. y → −y, combined
-        # with the reflection (ξ_v, y_v) → −(ξ_v, y_v) pairs the line at y_u with the one at −y_u; every
-        # integrand except the pinned hat (m̂, resp. θ̂, which is odd and zero) is even, so half the lines do.
+        # On a pinned branch (m = 0 or θ = 0) the exact symmetry (ξ, y) → −(ξ, y), resp. y → −y (MODEL.md §8,
+        # any A, P), pairs the line at (ξ_v, y_u, y_v) with the one at (±ξ_v, −y_u, −y_v) (both in the outer
+        # rule, whose nodes are symmetric); every integrand except the pinned hat (m̂, resp. θ̂, which is odd
+        # and zero) is even, so half the lines do. The ξ_v >= 0 reflection is used only where it holds.
         half = use_symmetry and (m == 0.0 or theta == 0.0)
-        ln = line_nodes(fields, sigma2, V, rule, warm=warm, half_yu=half)
+        ln = line_nodes(fields, sigma2, V, rule, warm=warm, half_yu=half,
+                        half_xv=exchange_reflection_holds(params))
         return _Nodes((ln.xi1, ln.xi2, ln.y1, ln.y2), ln.weights, (ln.h1, ln.h2), ln.M, ln.max_grad,
                       ln.detect_h, half)
     X, W = rule.rule()

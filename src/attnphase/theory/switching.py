@@ -112,20 +112,21 @@ def composite_gauss_legendre(lo: float, hi: float, panels: int, n: int) -> tuple
 
 
 @lru_cache(maxsize=32)
-def _outer(nodes: int, panels: int, panel_gl: int, zmax: float, half_yu: bool = False
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _outer(nodes: int, panels: int, panel_gl: int, zmax: float, half_yu: bool = False,
+           half_xv: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Outer rule over (ξ_v, y_u, y_v): Gauss–Hermite of order ``nodes`` in ξ_v and y_v (smooth directions),
     composite Gauss–Legendre in y_u (the line integral has weak singularities in y_u where the line meets the
     end of the switching set, which spoil a Gauss–Hermite rule but only one panel of a composite rule);
-    half space ξ_v >= 0 with doubled weights (and y_u >= 0, doubled again, with ``half_yu``)."""
+    with ``half_xv`` the half space ξ_v >= 0 with doubled weights (valid only where the token-exchange
+    reflection holds, :func:`.symmetry.exchange_reflection_holds`); y_u >= 0, doubled again, with ``half_yu``."""
     x, w = gauss_hermite(nodes, 1)
     x = x[:, 0]
     yu, wu = composite_gauss_legendre(-zmax, zmax, panels, panel_gl)
     wu = wu * np.exp(-0.5 * yu * yu) / np.sqrt(2.0 * np.pi)
     XV, YU, YV = np.meshgrid(x, yu, x, indexing="ij")
     W = w[:, None, None] * wu[None, :, None] * w[None, None, :]
-    keep = XV >= -1e-14
-    fac = np.where(np.abs(XV) < 1e-14, 1.0, 2.0)
+    keep = XV >= -1e-14 if half_xv else np.ones(XV.shape, bool)
+    fac = np.where(np.abs(XV) < 1e-14, 1.0, 2.0) if half_xv else np.ones(XV.shape)
     if half_yu:
         keep &= YU >= -1e-14
         fac = fac * np.where(np.abs(YU) < 1e-14, 1.0, 2.0)
@@ -140,15 +141,18 @@ def to_tokens(xu, xv, yu, yv):
     return (xv + xu) / _R2, (xv - xu) / _R2, (yv + yu) / _R2, (yv - yu) / _R2
 
 
-def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half_yu: bool = False) -> LineNodes:
+def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half_yu: bool = False,
+               half_xv: bool = True) -> LineNodes:
     """Build the split-line rule for the current order parameters.
 
     ``fields(xi1, xi2, y1, y2) -> (w1, w2, t1, t2)`` gives the prox inputs (student means ω and teacher
     diagonal t) at given coordinates. ``warm``: ``LineNodes.detect_h`` of a previous call (same rule).
     ``half_yu``: integrate over y_u >= 0 only (doubled weights) — valid on the pinned branches, where the
     integrands that are not pinned to zero are even in y_u (see :func:`attnphase.theory.channel.channel`).
+    ``half_xv``: integrate over ξ_v >= 0 only, by the token-exchange reflection; the caller must have
+    checked that it holds (:func:`attnphase.theory.symmetry.exchange_reflection_holds`), else pass False.
     """
-    xv, yu, yv, wo = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half_yu)
+    xv, yu, yv, wo = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half_yu, half_xv)
     L, G = xv.size, rule.detect
     z = np.linspace(-rule.zmax, rule.zmax, G)
     zmid = np.broadcast_to(0.5 * (z[:-1] + z[1:]), (L, G - 1))

@@ -1,0 +1,103 @@
+"""Channel and prior sides of the general fixed point (MODEL.md §8) in JAX, for ONE point (vmap to batch).
+
+Model numbers that a batch may vary — ``Knobs(alpha, omega, sigma, lam)`` — are traced; the structure (L, r,
+r*, A, P) is fixed per batch. Expectations are means over QMC points ``xi (N, L, r)``, ``y (N, L, r*)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from . import prox_general as PG
+from .state import Hats, OrderParams
+
+_EIG_FLOOR = 1e-14
+
+
+class Knobs(NamedTuple):
+    """The continuous model numbers of one point: α, ω, σ, λ."""
+
+    alpha: jnp.ndarray
+    omega: jnp.ndarray
+    sigma: jnp.ndarray
+    lam: jnp.ndarray
+
+
+class ChannelOut(NamedTuple):
+    hats: Hats
+    EM: jnp.ndarray          # E[min value] (Moreau envelope)
+    eps_g: jnp.ndarray       # E ℓ(ω, h*) at the student means (MODEL.md §8)
+    max_grad: jnp.ndarray    # worst |∇F| at the returned minimisers
+
+
+def sym_power(S, p):
+    """``S^p`` for a symmetric positive semi-definite S (eigenvalues floored at 1e-14)."""
+    w, U = jnp.linalg.eigh(0.5 * (S + S.T))
+    return (U * jnp.maximum(w, _EIG_FLOOR) ** p) @ U.T
+
+
+def fields(x: OrderParams, sigma, xi, y, P):
+    """Student means ``ω = ξ q^{1/2} + P Mᵀ`` (N, L, r) and teacher pre-activations
+    ``h* = ξ q^{-1/2} θ + y (ρ − θᵀ q⁻¹ θ)^{1/2}`` (N, L, r*), ρ = σ² I (MODEL.md §8)."""
+    rs = x.theta.shape[1]
+    qh, qmh = sym_power(x.q, 0.5), sym_power(x.q, -0.5)
+    res = sigma ** 2 * jnp.eye(rs) - x.theta.T @ sym_power(x.q, -1.0) @ x.theta
+    R = sym_power(res, 0.5)
+    w = xi @ qh + (P @ x.M.T)[None]
+    hs = xi @ (qmh @ x.theta) + y @ R
+    return w, hs, R
+
+
+def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets) -> ChannelOut:
+    """Hats in Stein form (MODEL.md §8): ``q̂ = α E[gᵀg]``, ``M̂ = α E[gᵀP]``,
+    ``θ̂ = α E[gᵀy] R⁻¹``, ``V̂ = −α E[gᵀξ] q^{-1/2} + θ̂ θᵀ q⁻¹`` (symmetrised), with ``g = (ĥ − ω) V⁻¹``."""
+    alpha, sigma2 = knobs.alpha, knobs.sigma ** 2
+    w, hs, R = fields(x, knobs.sigma, xi, y, P)
+    T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
+    h, Fmin, gn = jax.vmap(PG.prox, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2, offsets)
+    g = (h - w) @ jnp.linalg.inv(x.V)
+    mean = lambda a: jnp.mean(a, axis=0)  # noqa: E731
+    q_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, g))
+    M_hat = alpha * mean(jnp.einsum("nlr,lk->nrk", g, P))
+    Rinv = sym_power(R @ R, -0.5)
+    theta_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, y)) @ Rinv
+    V_hat = -alpha * mean(jnp.einsum("nlr,nls->nrs", g, xi)) @ sym_power(x.q, -0.5) \
+        + theta_hat @ x.theta.T @ sym_power(x.q, -1.0)
+    V_hat = 0.5 * (V_hat + V_hat.T)
+    eg = mean(jax.vmap(PG.loss, in_axes=(0, 0, None))(w, T, sigma2))
+    return ChannelOut(Hats(0.5 * (q_hat + q_hat.T), M_hat, theta_hat, V_hat), mean(Fmin), eg, jnp.max(gn))
+
+
+def prior(hats: Hats, knobs: Knobs) -> OrderParams:
+    """Ridge prior (MODEL.md §8), ``D = λ I + σ² V̂``: ``V = σ² D⁻¹``, ``M = D⁻¹ M̂``, ``θ = σ² D⁻¹ θ̂ ρ``,
+    ``q = σ² D⁻¹ (σ² q̂ + M̂M̂ᵀ + σ² θ̂ρθ̂ᵀ) D⁻¹`` with ρ = σ² I."""
+    s2 = knobs.sigma ** 2
+    r = hats.q_hat.shape[0]
+    Di = jnp.linalg.inv(knobs.lam * jnp.eye(r) + s2 * hats.V_hat)
+    Di = 0.5 * (Di + Di.T)
+    inner = s2 * hats.q_hat + hats.M_hat @ hats.M_hat.T + s2 * s2 * hats.theta_hat @ hats.theta_hat.T
+    q = s2 * Di @ inner @ Di
+    return OrderParams(0.5 * (q + q.T), Di @ hats.M_hat, s2 * s2 * Di @ hats.theta_hat, s2 * Di)
+
+
+def free_energy(x: OrderParams, hats: Hats, EM, knobs: Knobs):
+    """``Φ = ½ tr(V̂q) − ½ tr(q̂V) − tr(MᵀM̂) − tr(θᵀθ̂) + ½ tr[D⁻¹(σ²q̂ + M̂M̂ᵀ + σ²θ̂ρθ̂ᵀ)] − α E[min]``
+    (MODEL.md §8); ``e_t = −Φ``."""
+    s2 = knobs.sigma ** 2
+    r = hats.q_hat.shape[0]
+    Di = jnp.linalg.inv(knobs.lam * jnp.eye(r) + s2 * hats.V_hat)
+    inner = s2 * hats.q_hat + hats.M_hat @ hats.M_hat.T + s2 * s2 * hats.theta_hat @ hats.theta_hat.T
+    return (0.5 * jnp.trace(hats.V_hat @ x.q) - 0.5 * jnp.trace(hats.q_hat @ x.V) - jnp.sum(x.M * hats.M_hat)
+            - jnp.sum(x.theta * hats.theta_hat) + 0.5 * jnp.trace(Di @ inner) - knobs.alpha * EM)
+
+
+def valid(x: OrderParams, hats: Hats, knobs: Knobs):
+    """q and V positive definite, D = λ + σ²V̂ positive definite, everything finite."""
+    r = x.q.shape[0]
+    finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(b)) for b in (*x, *hats)]))
+    D = knobs.lam * jnp.eye(r) + knobs.sigma ** 2 * hats.V_hat
+    pd = lambda S: jnp.linalg.eigvalsh(0.5 * (S + S.T))[0] > 0  # noqa: E731
+    return finite & pd(x.q) & pd(x.V) & pd(D)

@@ -1,0 +1,256 @@
+"""The general theory engine (MODEL.md §8): batched fixed points for any L, r, r*, A, P on JAX, with
+randomized-QMC expectations, integration error bars from independent scrambles, and provenance.
+
+``solve_batch(params, alphas, branch, omegas=…, sigmas=…, lams=…)`` solves a batch of points that share the
+structure (L, r, r*, A, P) in lockstep: the map over all (point, scramble) pairs is ONE jit-compiled, vmapped
+function; float64 is requested explicitly (``jax.enable_x64`` around every computation, no global switch).
+Each (point, scramble) is an independent fixed point on its own point set; a point's value is the mean over
+its scrambles and ``*_err`` their standard error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import __version__
+from ..errors import ParameterError, check_int, check_range
+from ..model import ModelParams
+from . import channel_general as CG
+from . import fixed_point, prox_general as PG, qmc
+from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
+from .status import Status
+
+BRANCHES = ("semantic", "positional", "uninformative", "free")
+_PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
+           "free": ()}
+SCALARS = ("q", "m", "theta", "V")
+
+
+@dataclass(frozen=True)
+class QMCConfig:
+    """Resolution of the QMC integrator: ``points`` Sobol points per scramble, ``scrambles`` independent
+    scrambles with seeds ``seed, seed+1, …``."""
+
+    points: int = qmc.DEFAULT_POINTS
+    scrambles: int = qmc.DEFAULT_SCRAMBLES
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        n = check_int("qmc_points", self.points, 2)
+        if n & (n - 1):
+            raise ParameterError("qmc_points", "a power of two >= 2 (Sobol balance)", n)
+        if check_int("scrambles", self.scrambles, 1) < 2:
+            raise ParameterError("scrambles", "an integer >= 2 (the error bar needs two)", self.scrambles)
+        check_int("seed", self.seed, 0)
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.scrambles))
+
+
+@dataclass(frozen=True)
+class GeneralSolution:
+    """One point: mean over scrambles and standard errors (``*_err``). Values are NaN unless ``status`` is
+    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then."""
+
+    params: ModelParams
+    alpha: float
+    branch: str
+    status: Status
+    iterations: int
+    residual: float
+    x: OrderParams
+    hats: Hats
+    values: dict
+    errors: dict
+    integrator: str = "qmc"
+    qmc: QMCConfig = field(default_factory=QMCConfig)
+    max_grad: float = float("nan")
+    last: OrderParams | None = None
+    version: str = __version__
+
+    @property
+    def converged(self) -> bool:
+        return self.status is Status.CONVERGED
+
+    def __getattr__(self, name: str):
+        v = self.__dict__.get("values")
+        if v is not None and name in v:
+            return v[name]
+        raise AttributeError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the scalar keys (q = tr q, m = ‖M‖_F, theta = ‖θ‖_F, V = tr V, eps_g, e_t, …), the
+        full matrices, ``*_err`` and provenance."""
+        d: dict[str, Any] = {"alpha": self.alpha, "branch": self.branch, "omega": self.params.omega}
+        d.update({k: float(v) for k, v in self.values.items() if np.ndim(v) == 0})
+        d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
+        d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
+                 residual=self.residual, max_grad=self.max_grad)
+        d["matrices"] = {**{k: np.asarray(v).tolist() for k, v in self.x._asdict().items()},
+                         **{k: np.asarray(v).tolist() for k, v in self.hats._asdict().items()},
+                         "q_eig": np.asarray(self.values["q_eig"]).tolist(),
+                         "theta_sv": np.asarray(self.values["theta_sv"]).tolist()}
+        d["provenance"] = {"params": self.params.to_dict(), "integrator": self.integrator,
+                           "qmc_points": self.qmc.points, "scrambles": self.qmc.scrambles,
+                           "seeds": list(self.qmc.seeds), "version": self.version,
+                           "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
+                                      "random_starts": PG.RANDOM_STARTS}}
+        return d
+
+
+def default_init(params: ModelParams, branch: str) -> OrderParams:
+    """A starting point on the branch's subspace, scaled with σ (at σ = 0.5 the §6 magnitudes: semantic
+    q ≈ 0.1, V ≈ 12, θ ≈ 0.15; positional q ≈ 0.05, V ≈ 11, m ≈ 0.25). For ``free`` with r > 1 the informed
+    start puts meaning on the student's first direction and position on its second (issue 11)."""
+    r, k, rs = params.r, params.k, params.r_star
+    s2, s = params.sigma ** 2, params.sigma
+    pos = branch == "positional"
+    q = (0.2 if pos else 0.4) * s2 * np.eye(r)
+    V = (44.0 if pos else 48.0) * s2 * np.eye(r)
+    th = np.zeros((r, rs))
+    M = np.zeros((r, k))
+    if branch in ("semantic", "free"):
+        th[0, 0] = 0.6 * s2
+    if branch in ("positional", "free"):
+        M[min(1, r - 1) if branch == "free" else 0, 0] = 0.5 * s
+    return OrderParams(q, M, th, V)
+
+
+def _pin(h: Hats, branch: str) -> Hats:
+    return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in _PINNED[branch]})
+
+
+@lru_cache(maxsize=16)
+def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str):
+    """The jit-compiled map over a batch: X (B, S, n), knobs (B,), xi (S, N, L, r), y (S, N, L, r*)."""
+    A_, P_ = np.asarray(A), np.asarray(P)
+    offsets = PG.start_offsets(L, r)
+
+    def one(xf, knobs, xi, y):
+        x = unflatten(xf, r, k, rs)
+        out = CG.channel(x, knobs, xi, y, A_, P_, offsets)
+        hats = _pin(out.hats, branch)
+        fx = CG.prior(hats, knobs)
+        if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
+            fx = canonical_gauge(fx)
+        aux = {"hats": flatten(hats), "EM": out.EM, "eps_g": out.eps_g, "max_grad": out.max_grad,
+               "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
+        return flatten(fx), CG.valid(x, hats, knobs), aux
+
+    inner = jax.vmap(one, in_axes=(0, None, 0, 0))      # over scrambles
+    return jax.jit(jax.vmap(inner, in_axes=(0, 0, None, None)))   # over points
+
+
+def _points(params: ModelParams, cfg: QMCConfig):
+    L, r, rs = params.L, params.r, params.r_star
+    Z = qmc.scrambles(L * (r + rs), cfg.points, cfg.seeds)          # (S, N, L(r + r*))
+    return Z[..., :L * r].reshape(cfg.scrambles, cfg.points, L, r), \
+        Z[..., L * r:].reshape(cfg.scrambles, cfg.points, L, rs)
+
+
+def _as_batch(name, values, B):
+    a = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    if a.size == 1:
+        a = np.full(B, a[0])
+    if a.shape != (B,):
+        raise ParameterError(name, f"a number or a sequence of {B} numbers (one per alpha)", values)
+    return a
+
+
+def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,
+                omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
+                qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
+                damping: float = 0.6, anderson: int = 5) -> list[GeneralSolution]:
+    """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
+
+    ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
+    one state for all points, or one per point (default :func:`default_init`). Returns one
+    :class:`GeneralSolution` per point, with its own status.
+    """
+    if not isinstance(params, ModelParams):
+        raise ParameterError("params", "a ModelParams", type(params).__name__)
+    if branch not in BRANCHES:
+        raise ParameterError("branch", f"one of {', '.join(BRANCHES)}", branch)
+    al = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    B = al.size
+    for a in al:
+        check_range("alpha", a, lo=0.0, lo_open=True)
+    om = _as_batch("omegas", params.omega if omegas is None else omegas, B)
+    sg = _as_batch("sigmas", params.sigma if sigmas is None else sigmas, B)
+    lm = _as_batch("lams", params.lam if lams is None else lams, B)
+    for i in range(B):
+        check_range("omega", om[i], lo=0.0, hi=1.0)
+        check_range("sigma", sg[i], lo=0.0, lo_open=True)
+        check_range("lam", lm[i], lo=0.0)
+    L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
+    inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
+    if len(inits) != B:
+        raise ParameterError("init", f"one OrderParams or {B} of them", len(inits))
+    x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in (
+        default_init(params.replace(sigma=float(sg[i])), branch) if inits[i] is None else inits[i])))))
+        for i in range(B)])
+    x0 = np.repeat(x0[:, None, :], S, axis=1)                      # (B, S, n)
+    n = x0.shape[-1]
+    blocks = shapes(r, k, rs)
+    with jax.enable_x64(True):
+        xi, y = (jnp.asarray(a) for a in _points(params, qmc_config))
+        fmap = _compiled_map(L, r, rs, k, params.A, params.P, branch)
+        knobs = CG.Knobs(*(jnp.asarray(v) for v in (al, om, sg, lm)))
+
+        def F(X):
+            fx, ok, aux = fmap(jnp.asarray(X.reshape(B, S, n)), knobs, xi, y)
+            flat = lambda v: np.asarray(v).reshape((B * S,) + np.shape(v)[2:])  # noqa: E731
+            return flat(fx), flat(ok), {key: flat(v) for key, v in aux.items()}
+
+        sig_flat = np.repeat(sg, S)
+        run = fixed_point.iterate(F, x0.reshape(B * S, n),
+                                  lambda X, Y: block_residual(X, Y, blocks, sig_flat),
+                                  rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
+                                  admissible=lambda v: _admissible(v, r, k, rs))
+    return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
+                     branch, run, slice(i * S, (i + 1) * S), qmc_config) for i in range(B)]
+
+
+def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
+    x = unflatten(np.asarray(v), r, k, rs)
+    return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
+
+
+def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig) -> GeneralSolution:
+    r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
+    sts = list(run.status[sl])
+    status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
+                  Status.CONVERGED)
+    xs = np.asarray(run.x[sl])
+    hs = np.asarray(run.aux["hats"][sl])
+    per = {**invariants(unflatten(xs, r, k, rs)),
+           **{f"{kk}_hat": v for kk, v in invariants(unflatten(hs, r, k, rs, Hats)).items() if kk in SCALARS},
+           "eps_g": run.aux["eps_g"][sl], "e_t": run.aux["e_t"][sl]}
+    mean = {kk: np.mean(v, axis=0) for kk, v in per.items()}
+    err = {kk: np.std(v, axis=0, ddof=1) / math.sqrt(S) for kk, v in per.items() if np.ndim(v) == 1}
+    x_mean = unflatten(xs.mean(axis=0), r, k, rs)
+    h_mean = unflatten(hs.mean(axis=0), r, k, rs, Hats)
+    last = None
+    if status is not Status.CONVERGED:
+        last = OrderParams(*(np.asarray(b) for b in x_mean))
+        nanify = lambda t: type(t)(*(np.full(np.shape(b), np.nan) for b in t))  # noqa: E731
+        x_mean, h_mean = nanify(x_mean), nanify(h_mean)
+        mean = {kk: np.full(np.shape(v), np.nan) for kk, v in mean.items()}
+        err = {kk: np.full(np.shape(v), np.nan) for kk, v in err.items()}
+    return GeneralSolution(params, alpha, branch, status, int(np.max(run.iterations[sl])),
+                           float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
+                           Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
+                           float(np.max(run.aux["max_grad"][sl])), last)
+
+
+def solve(params: ModelParams, alpha: float, branch: str = "semantic", **kw) -> GeneralSolution:
+    """One point (a batch of one): see :func:`solve_batch`."""
+    return solve_batch(params, [alpha], branch, **kw)[0]

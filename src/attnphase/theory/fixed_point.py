@@ -1,0 +1,86 @@
+"""Generic batched fixed-point iteration ``x = F(x)``: damping + Anderson mixing, per-point status, converged
+points frozen (issue 11). The map acts on a batch ``X (B, n)`` at once (a jit-compiled, vmapped function), so
+all points iterate in lockstep; the convergence test uses the residual of the UNDAMPED map."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import check_int, check_range
+from .status import Status
+
+
+@dataclass
+class Run:
+    """Outcome per point: the last evaluated iterate ``x``, the map's auxiliary output at ``x``, the status,
+    the number of map evaluations it took and the last residual."""
+
+    x: np.ndarray
+    aux: dict
+    status: np.ndarray          # object array of Status
+    iterations: np.ndarray
+    residual: np.ndarray
+
+
+def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
+            damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None) -> Run:
+    """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
+
+    ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
+    per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
+    Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
+    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points are evaluated with the batch (the
+    shapes stay static) but no longer move.
+    """
+    check_range("rtol", rtol, lo=0.0, lo_open=True)
+    max_steps = check_int("max_steps", max_steps, 1)
+    check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
+    anderson = check_int("anderson", anderson, 0)
+    X = np.array(x0, dtype=np.float64)
+    B, n = X.shape
+    status = np.empty(B, dtype=object)
+    status[:] = [Status.MAX_STEPS] * B          # (np.full would turn the str-enum into plain str)
+    iters = np.zeros(B, int)
+    res = np.full(B, np.inf)
+    active = np.ones(B, bool)
+    aux: dict = {}
+    dX, dF = [[] for _ in range(B)], [[] for _ in range(B)]
+    last_x = last_f = None
+    for it in range(1, max_steps + 1):
+        FX, ok, out = F(X)
+        FX, ok = np.asarray(FX), np.asarray(ok)
+        for k, v in out.items():
+            v = np.asarray(v)
+            aux[k] = v.copy() if k not in aux else np.where(active.reshape((-1,) + (1,) * (v.ndim - 1)), v, aux[k])
+        finite = np.all(np.isfinite(FX), axis=1)
+        r_now = np.where(finite, residual(X, np.where(finite[:, None], FX, X)), np.inf)
+        res = np.where(active, r_now, res)
+        iters = np.where(active, it, iters)
+        bad = active & ~(ok & finite)
+        status[bad & ~finite] = Status.DIVERGED
+        status[bad & finite] = Status.INVALID_STATE
+        active &= ~bad
+        conv = active & (res < rtol)
+        status[conv] = Status.CONVERGED
+        active &= ~conv
+        if not active.any():
+            break
+        f = FX - X
+        X_new = X + damping * f
+        if anderson and last_x is not None:
+            for b in np.nonzero(active)[0]:
+                dX[b].append(X[b] - last_x[b])
+                dF[b].append(f[b] - last_f[b])
+                del dX[b][:-anderson], dF[b][:-anderson]
+                Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
+                gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
+                cand = X[b] + damping * f[b] - (Xm + damping * Fm) @ gam
+                step = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300)
+                if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand)):
+                    X_new[b] = cand
+        last_x, last_f = X.copy(), f
+        X = np.where(active[:, None], X_new, X)
+    return Run(X, aux, status, iters, res)

@@ -1,0 +1,109 @@
+"""Order parameters of the general model (MODEL.md §8) as JAX pytrees, with the invariants that are reported.
+
+``OrderParams``: q (r×r), M (r×k), θ (r×r*), V (r×r). ``Hats``: q̂ (r×r), M̂ (r×k), θ̂ (r×r*), V̂ (r×r).
+Both are NamedTuples (pytrees): ``jax.vmap`` batches them, ``flatten``/``unflatten`` give the vector the
+fixed-point loop iterates on, so no solver code indexes positions of (q, m, V, θ) by hand.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+
+class OrderParams(NamedTuple):
+    q: jnp.ndarray
+    M: jnp.ndarray
+    theta: jnp.ndarray
+    V: jnp.ndarray
+
+
+class Hats(NamedTuple):
+    q_hat: jnp.ndarray
+    M_hat: jnp.ndarray
+    theta_hat: jnp.ndarray
+    V_hat: jnp.ndarray
+
+
+def shapes(r: int, k: int, r_star: int) -> OrderParams:
+    """Shapes of the four blocks (the same for the hats)."""
+    return OrderParams((r, r), (r, k), (r, r_star), (r, r))
+
+
+def flatten(x) -> jnp.ndarray:
+    """Concatenate the blocks (last two axes of each) into one vector per point (leading axes kept)."""
+    lead = x[0].shape[:-2]
+    return jnp.concatenate([jnp.reshape(b, lead + (-1,)) for b in x], axis=-1)
+
+
+def unflatten(v, r: int, k: int, r_star: int, cls=OrderParams):
+    """Inverse of :func:`flatten` for blocks of shapes :func:`shapes`."""
+    out, i = [], 0
+    lead = v.shape[:-1]
+    for s in shapes(r, k, r_star):
+        n = s[0] * s[1]
+        out.append(jnp.reshape(v[..., i:i + n], lead + s))
+        i += n
+    return cls(*out)
+
+
+def canonical_gauge(x: OrderParams) -> OrderParams:
+    """Rotate ``x`` into a canonical gauge (``q → OqOᵀ, M → OM, θ → Oθ, V → OVOᵀ``; MODEL.md §8: the model is
+    invariant under ``Q → QO``): O = Qᵀ from the QR factorisation of the signal block ``[θ, M]`` (r × (r*+k)),
+    so that ``O[θ, M]`` is upper triangular with a non-negative diagonal; a direction the signal does not fix
+    (zero diagonal) gets the sign that makes ``(OqOᵀ)_{0j} >= 0``. Used for r > 1, where the iteration
+    otherwise drifts along the gauge orbit. (For r > rank[θ, M] + 1 the complement is not fully fixed.)"""
+    Z = jnp.concatenate([x.theta, x.M], axis=1)
+    Qm, R = jnp.linalg.qr(Z, mode="complete")
+    r = x.q.shape[0]
+    n = min(r, Z.shape[1])
+    diag = jnp.zeros(r).at[:n].set(jnp.diagonal(R)[:n])
+    qrot = Qm.T @ x.q @ Qm
+    scale = jnp.max(jnp.abs(Z)) + 1e-300
+    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, jnp.sign(diag), jnp.where(qrot[0] < 0, -1.0, 1.0))
+    s = s.at[0].set(jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, jnp.sign(diag[0]), 1.0))
+    O = s[:, None] * Qm.T
+    return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
+
+
+def invariants(x: OrderParams) -> dict[str, np.ndarray]:
+    """Gauge-invariant summaries (Q → QO): ``q = tr q``, ``m = ‖M‖_F``, ``theta = ‖θ‖_F``, ``V = tr V``, the
+    eigenvalues of q and the singular values of θ (MODEL.md §8; the definitions ``simulate`` reports)."""
+    q, M, th, V = (np.asarray(b) for b in x)
+    return {"q": np.trace(q, axis1=-2, axis2=-1), "m": np.linalg.norm(M, axis=(-2, -1)),
+            "theta": np.linalg.norm(th, axis=(-2, -1)), "V": np.trace(V, axis1=-2, axis2=-1),
+            "q_eig": np.linalg.eigvalsh(q), "theta_sv": np.linalg.svd(th, compute_uv=False)}
+
+
+def close_enough(a: OrderParams, b: OrderParams, rtol: float, sigma: float = 1.0) -> bool:
+    """True if every block of ``a`` and ``b`` agrees to ``rtol`` relative (Frobenius); M and θ relative to
+    ``‖·‖ + 1e-3 σ √tr q`` (both are bounded by that scale and may vanish)."""
+    fa, fb = (np.asarray(flatten(v)) for v in (a, b))
+    return bool(np.all(block_residual(fa, fb, _shapes_of(a), sigma) <= rtol))
+
+
+def _shapes_of(x: OrderParams) -> OrderParams:
+    return OrderParams(*(tuple(np.shape(b)[-2:]) for b in x))
+
+
+def block_residual(x: np.ndarray, y: np.ndarray, blocks: OrderParams, sigma) -> np.ndarray:
+    """Relative change per point between flattened states ``x`` and ``y`` (shape (..., n)): the max over
+    blocks of ``‖y_b − x_b‖ / (max(‖x_b‖, ‖y_b‖) + floor_b)``, floors 1e-12 for q, V and
+    ``1e-3 σ √tr q`` for M, θ."""
+    x, y = np.asarray(x), np.asarray(y)
+    sizes = [s[0] * s[1] for s in blocks]
+    edges = np.cumsum([0] + sizes)
+    r = blocks.q[0]
+    trq = np.abs(np.trace(x[..., :r * r].reshape(x.shape[:-1] + (r, r)), axis1=-2, axis2=-1))
+    floor_mt = 1e-3 * np.asarray(sigma) * np.sqrt(trq) + 1e-12
+    out = np.zeros(x.shape[:-1])
+    for i, name in enumerate(OrderParams._fields):
+        a, b = x[..., edges[i]:edges[i + 1]], y[..., edges[i]:edges[i + 1]]
+        if a.shape[-1] == 0:
+            continue
+        na, nb, nd = (np.linalg.norm(v, axis=-1) for v in (a, b, b - a))
+        fl = floor_mt if name in ("M", "theta") else 1e-12
+        out = np.maximum(out, nd / (np.maximum(na, nb) + fl))
+    return out

@@ -1,0 +1,18 @@
+"""Outcome of a fixed-point solve (issue 11): an enum, never free text."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Status(str, Enum):
+    """Why a solve stopped. Only ``CONVERGED`` is a result; every other status is reported as such."""
+
+    CONVERGED = "converged"
+    MAX_STEPS = "max_steps"            # the residual of the undamped map stayed above rtol
+    DIVERGED = "diverged"              # non-finite map value
+    INVALID_STATE = "invalid_state"    # q or V left the positive-definite cone, or D = λ + σ²V̂ not positive
+
+    @property
+    def ok(self) -> bool:
+        return self is Status.CONVERGED
