@@ -359,7 +359,7 @@ A3 = "0.5,0.25,0.25;0.25,0.5,0.25;0.25,0.25,0.5"
 
 def test_simulate_cli_at_L3_r2(capsys):
     args = ["simulate", "--L", "3", "--r", "2", "--r-star", "2", "--A", A3, "--d", "24", "--alpha", "1.5",
-            "--steps", "60", "--instances", "2", "--test-samples", "300", "--json"]
+            "--optimizer", "lbfgs", "--instances", "2", "--test-samples", "300", "--json"]
     with pytest.raises(SystemExit) as e:
         main(args)
     assert e.value.code == 0

@@ -10,8 +10,8 @@ import typer
 
 from ..errors import ParameterError, check_range
 from ..progress import progress_bar
-from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, console, emit_json, model_params, parse_linspace, \
-    print_table, to_jsonable
+from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_theory_request, console, \
+    emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
 from .theory_cmd import theory_app
 
 _KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_l", "alpha_l_bound", "eps_lin", "alpha_range",
@@ -55,6 +55,8 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
     params = model_params(2, 1, sigma, lam, omega, A)
     _nodes("--nodes", nodes)
     _nodes("--curve-nodes", curve_nodes)
+    check_theory_request(params, nodes)
+    check_theory_request(params, curve_nodes)
     check_range("--xtol", xtol, lo=0.0, lo_open=True)
     check_range("--alpha-min", alpha_min, lo=0.0, lo_open=True)
     check_range("--alpha-max", alpha_max, lo=alpha_min, lo_open=True)
@@ -105,7 +107,9 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                                                   "(to 1e-3 in α)."),
                       sweep: Path = typer.Option(None, "--sweep", help="A sweep's results table (CSV or Parquet "
                                                  "with alpha, omega, init, e_t): overlays the finite-d Δ training "
-                                                 "loss between the semantic and positional inits per cell.")) -> None:
+                                                 "loss between the semantic and positional inits per cell."),
+                      json_out: bool = typer.Option(False, "--json", help="Print the α_c(ω), α_l(ω) lines and "
+                                                    "provenance as JSON on stdout.")) -> None:
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
@@ -117,12 +121,14 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
         check_range("--omegas", v, 0.0, 1.0)
     grid_a = _alphas(alphas)
     _nodes("--nodes", nodes)
+    out = check_output_path(out, directory=True)
     emp = None
     if sweep is not None:
         if not sweep.exists():
             raise ParameterError("--sweep", "an existing CSV or Parquet file", str(sweep))
         emp = empirical_delta(_read_table(sweep))
     params = model_params(2, 1, sigma, lam, float(w[0]), A)
+    check_theory_request(params, nodes)
     t0 = time.time()
     with progress_bar() as prog:
         task = prog.add_task(f"branches ({len(w)} ω × {len(grid_a)} α × 2)", total=2 * len(w) * len(grid_a))
@@ -135,8 +141,8 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
         grid, lines = phase_diagram(params, w, grid_a, nodes=nodes, progress=cb, refine=refine)
     seconds = time.time() - t0
     out.mkdir(parents=True, exist_ok=True)
-    grid.to_csv(out / "phase_grid.csv", index=False)
-    lines.to_csv(out / "phase_lines.csv", index=False)
+    write_atomic(out / "phase_grid.csv", lambda t: grid.to_csv(t, index=False))
+    write_atomic(out / "phase_lines.csv", lambda t: lines.to_csv(t, index=False))
     figs = save_figure(plot_phase_diagram(grid, lines, empirical=emp), out / "phase_diagram")
     bad = int(((grid["state_sem"] == "not converged") | (grid["state_pos"] == "not converged")).sum())
     prov = provenance(dict(params=params.to_dict(), omegas=list(map(float, w)), alphas=list(map(float, grid_a)),
@@ -144,6 +150,9 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                       seconds=seconds, not_converged_cells=bad, solves=int(lines["solves"].sum()),
                       files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs])
     (out / "provenance.json").write_text(json.dumps(to_jsonable(prov), indent=2, default=str) + "\n")
+    if json_out:
+        emit_json(dict(lines=lines.to_dict(orient="records"), not_converged_cells=bad, out=str(out),
+                       provenance=prov))
     console.print(f"{len(w)}×{len(grid_a)} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
                   f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
 

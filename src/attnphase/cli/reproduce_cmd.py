@@ -9,6 +9,7 @@ import typer
 
 from ..progress import progress_bar
 from . import app
+from ._common import check_output_path, emit_json
 
 
 @app.command("reproduce")
@@ -16,10 +17,13 @@ def reproduce(out: Path = typer.Option(Path("attnphase-reproduce"), "--out", hel
               full: bool = typer.Option(False, "--full", help="Paper-scale run: d=1000, 24 instances, GD, the "
                                         "40 ω × 40 α diagram (estimated 1-2 h on 2 cores; see docs/reproduce.md)."),
               seed: int = typer.Option(0, "--seed", min=0, help="Base seed of the finite-d runs."),
-              no_sim: bool = typer.Option(False, "--no-sim", help="Theory only (skip the finite-d check).")) -> None:
+              no_sim: bool = typer.Option(False, "--no-sim", help="Theory only (skip the finite-d check)."),
+              json_out: bool = typer.Option(False, "--json", help="Print the summary and provenance as JSON on "
+                                            "stdout instead of the text summary.")) -> None:
     """Reproduce the paper on its defaults (ω = 0.3, σ = 0.5, λ = 0.01, standard A): theory curves of both
     branches, α_c, α_l, the α_c(ω) line, a finite-d check; figures, CSV tables, provenance and summary.txt."""
     from ..reproduce import reproduce as run
+    out = check_output_path(out, directory=True)
 
     with progress_bar() as prog:
         tasks: dict[str, int] = {}
@@ -30,4 +34,7 @@ def reproduce(out: Path = typer.Option(Path("attnphase-reproduce"), "--out", hel
             prog.update(tasks[stage], completed=i, total=n)
 
         res = run(out, full=full, seed=seed, simulate=not no_sim, progress=cb)
-    typer.echo(res.summary, nl=False)
+    if json_out:
+        emit_json(dict(summary=res.summary, out=str(out), times=res.times, files=res.files))
+    else:
+        typer.echo(res.summary, nl=False)

@@ -9,8 +9,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import ParameterError
-from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, console, emit_json, model_params, \
-    parse_linspace, parse_list, parse_matrix, print_table
+from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
+    console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
 from .theory_cmd import theory_app
 
 _KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
@@ -71,6 +71,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
           json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Solve the fixed point at one α on one branch."""
+    from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
     if branch not in BRANCHES:
@@ -87,8 +88,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
              **{k: getattr(s, k) for k in _KEYS}}
-        converged, status = s.converged, s.status
         rows = [[k, v] for k, v in d.items()]
+        d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
+                                          rule=how), kind="theory point")
+        converged, status = s.converged, s.status
     if json_out:
         emit_json(d)
     else:
@@ -106,7 +109,8 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
           qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
-          out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point).")) -> None:
+          out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point)."),
+          json_out: bool = typer.Option(False, "--json", help="Also print the rows and provenance as JSON.")) -> None:
     """Solve a curve in α for each branch and write a CSV. Split/product rule: continuation (the semantic branch
     from large α down, the positional one from small α up); QMC: all points of a branch in one vmapped batch."""
     import pandas as pd
@@ -114,6 +118,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     from functools import partial
 
     from ..phase import branch_table, follow_branch
+    from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
     branches = parse_list("--branch", branch, BRANCHES)
@@ -123,6 +128,9 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule)
+    if how != "qmc":
+        check_theory_request(params, nodes, how)
+    out = check_output_path(out)
     order = sorted(grid, reverse=True)
     frames = []
     if how == "qmc":
@@ -143,9 +151,13 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
                                      solver=partial(solve_point, rule=how))
                 frames.append(branch_table(sols))
     df = pd.concat(frames, ignore_index=True).sort_values(["branch", "alpha"])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
+    write_atomic(out, lambda t: with_stamp(df).to_csv(t, index=False))
     bad = int((~df["converged"].astype(bool)).sum())
     states = df["state"].value_counts().to_dict() if "state" in df else {}
+    if json_out:
+        emit_json(dict(rows=df.to_dict(orient="records"), out=str(out),
+                       provenance=provenance(dict(params=params.to_dict(), alphas=list(map(float, grid)),
+                                                  branches=branches, integrator=how, nodes=nodes),
+                                             kind="theory curve", not_converged=bad)))
     console.print(f"wrote {len(df)} points to {out}" + (f" (states: {states})" if states else "")
                   + (f" ({bad} not converged)" if bad else ""))
