@@ -22,12 +22,16 @@ def simulate(
     optimizer: str = typer.Option("gd", "--optimizer", help="gd | lbfgs."),
     instances: int = typer.Option(4, "--instances", help="Independent teacher/data instances."),
     seed: int = typer.Option(0, "--seed", help="Base seed >= 0 (instance i uses fold_in(key(seed), i))."),
-    test_samples: int = typer.Option(50_000, "--test-samples", help="Fresh test samples for ε_g."),
+    test_error: str = typer.Option("exact", "--test-error", help="exact (ε_g by a low-dimensional QMC rule, "
+                                   "docs/finite_d.md §1) | sampled (--test-samples fresh samples)."),
+    test_samples: int = typer.Option(50_000, "--test-samples", help="Fresh test samples for ε_g (--test-error "
+                                     "sampled)."),
     steps: int = typer.Option(5000, "--steps", help="GD iterations (optimizer gd)."),
     lr: float = typer.Option(0.15, "--lr", help="GD step on R(Q) (gd, and the warm-up of lbfgs)."),
     gtol: float = typer.Option(1e-6, "--gtol", help="lbfgs: stop when ‖∇R‖ <= gtol·max(1, ‖∇R‖ after warm-up)."),
     max_iter: int = typer.Option(2000, "--max-iter", help="lbfgs: at most this many iterations."),
-    warmup_steps: int = typer.Option(300, "--warmup-steps", help="lbfgs: GD steps before L-BFGS."),
+    warmup_steps: int = typer.Option(60, "--warmup-steps", help="lbfgs: GD steps before L-BFGS."),
+    init_scale: float = typer.Option(0.1, "--init-scale", help="Std of the entries of the random start (> 0)."),
     x64: bool = typer.Option(False, "--x64", help="Train in float64 (default float32)."),
     as_json: bool = JsonOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="Write one row per instance to this CSV "
@@ -38,23 +42,25 @@ def simulate(
     Any L, r, r*, A and P (MODEL.md §2, §4), e.g. ``--L 3 --r 2 --A "0.5,0.25,0.25;0.25,0.5,0.25;0.25,0.25,0.5"``.
     """
     from ..data import n_samples
-    from ..errors import check_int
+    from ..errors import ParameterError, check_int
     from ..guards import check_memory, simulate_bytes
     from ..simulate import TrainConfig, simulate as run
     params = model_params(L, r, sigma, lam, omega, A, r_star=r_star, P=P)
     cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
-                      warmup_steps=warmup_steps, x64=x64)
+                      warmup_steps=warmup_steps, x64=x64, init_scale=init_scale)
     check_int("d", d, max(2, params.k))
     check_int("instances", instances, 1)
     check_int("seed", seed, 0)
     check_int("test_samples", test_samples, 1)
+    if test_error not in ("exact", "sampled"):
+        raise ParameterError("--test-error", "exact or sampled", test_error)
     n = n_samples(alpha, d)
     check_memory("d", d, simulate_bytes(L, d, n, x64=x64), f"training at d={d}, n={n}, L={L}")
     if out is not None:
         out = check_output_path(out)
     with console.status(f"simulate: {instances} instance(s), d={d}, α={alpha:g}, {optimizer} ...") as st:
         res = run(params, alpha=alpha, d=d, config=cfg, instances=instances, seed=seed,
-                  test_samples=test_samples, progress=lambda m: st.update(f"simulate: {m}"))
+                  test_samples=test_samples, test_error=test_error, progress=lambda m: st.update(f"simulate: {m}"))
     if out is not None:
         frame = res.to_frame()
         if "P" not in frame:
@@ -86,7 +92,7 @@ def baseline(
     """Population test error ε_lin of the optimal linear positional baseline (MODEL.md §5)."""
     from ..baseline import eps_lin
     from ..provenance import provenance
-    from ..errors import check_int
+    from ..errors import ParameterError, check_int
     from ..guards import baseline_bytes, check_memory
     params = model_params(L, 1, sigma, lam, omega, A)
     check_int("nodes", nodes, 2)
