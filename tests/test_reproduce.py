@@ -53,3 +53,15 @@ def test_the_library_never_imports_the_cli():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip() == "[]"
+
+
+def test_the_finite_d_check_runs_and_summarises_both_inits():
+    """reproduce's finite-d check really trains (it was once skipped silently by a broken import)."""
+    from attnphase import ModelParams
+    from attnphase.reproduce import _simulate_points
+    cfg = dict(sim_alphas=[1.0], d=40, instances=2, optimizer="lbfgs", test_samples=200)
+    calls = []
+    sim, note = _simulate_points(ModelParams(), cfg, 0, lambda *a: calls.append(a))
+    assert note is None
+    assert list(sim["init"]) == ["semantic", "positional"] and (sim["instances"] == 2).all()
+    assert sim["e_t_mean"].gt(0).all() and len(calls) == 2

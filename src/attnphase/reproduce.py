@@ -38,10 +38,8 @@ SIM_COLS = ("m", "theta", "theta_over_sigma2", "q", "e_t", "eps_g")
 def _simulate_points(params, cfg, seed, progress) -> tuple[Any, str | None]:
     """Finite-d runs, both inits, summarised per (α, init) as mean and standard error over instances."""
     import pandas as pd
-    try:
-        from ..simulate import TrainConfig, simulate
-    except ImportError as exc:  # pragma: no cover - the simulation module is part of the package
-        return pd.DataFrame(), f"simulation skipped: attnphase.simulate not available ({exc})"
+
+    from .simulate import TrainConfig, simulate
     rows = []
     stage = f"finite-d check (d={cfg['d']}, {cfg['optimizer']})"
     total = 2 * len(cfg["sim_alphas"])
