@@ -50,3 +50,13 @@ def test_tour_runs(capsys):
     runpy.run_path(str(TOUR), run_name="__main__")
     out = capsys.readouterr().out
     assert "L=3, r=2" in out and "ε_lin(ω=0.3) = 0.00197" in out and out.count("status = converged") == 2
+
+
+def test_curve_runs_on_the_continuation_engine():
+    """``attnphase.curve`` follows the branch with the one engine: every row has a point state and the
+    provenance counts the states and lists the unconverged α (none here)."""
+    c = attnphase.curve([1.8, 2.0], "semantic", omega=0.3, nodes=4)
+    df = c.to_frame()
+    assert list(df["alpha"]) == [1.8, 2.0] and set(df["state"]) == {"ok"}
+    assert (df["theta"] > 0).all() and (df["m"] == 0).all()
+    assert c.provenance["convergence"] == {"all_converged": True, "unconverged_alphas": [], "states": {"ok": 2}}

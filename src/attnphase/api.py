@@ -40,6 +40,15 @@ def _params(params: ModelParams | None, kw: dict[str, Any]) -> ModelParams:
     return model(**kw) if params is None else params.replace(**kw) if kw else params
 
 
+_MODEL_KEYS = ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")
+
+
+def _params_from(params: ModelParams | None, kw: dict[str, Any]) -> ModelParams:
+    """The model of a call: ``params`` (or the defaults) with the model keywords popped out of ``kw``; what is
+    left in ``kw`` are the options of the computation."""
+    return _params(params, {k: kw.pop(k) for k in list(kw) if k in _MODEL_KEYS})
+
+
 @dataclass
 class Result:
     """A computed result for notebooks: the underlying object (``value``), a tidy table (:meth:`to_frame`),
@@ -109,8 +118,7 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     (True, 0.16)
     """
     from .theory import curve_table, solve_point
-    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
-    p = _params(params, model_kw)
+    p = _params_from(params, kw)
     sol = solve_point(p, alpha, branch, nodes=nodes, **kw)
     prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=sol.nodes, options=kw),
                  integrator=dict(rule=sol.rule, nodes=sol.nodes),
@@ -126,8 +134,7 @@ def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelPar
     from .guards import check_grid
     from .phase import branch_table, follow_branch
     check_grid("alphas", len(alphas), len(alphas))
-    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
-    p = _params(params, model_kw)
+    p = _params_from(params, kw)
     sols = follow_branch(p, [float(a) for a in alphas], branch, nodes=nodes, **kw)
     table = branch_table(sols)
     prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, nodes=nodes, options=kw),
@@ -141,8 +148,7 @@ def transition(*, params: ModelParams | None = None, **kw: Any) -> Result:
     """α_c, α_l, ε_lin, spinodals and the mixed-point search at one (ω, σ, λ, A) (MODEL.md §6); ``Result``
     wraps :class:`attnphase.phase.TransitionResult` (``res.alpha_c`` …); ``to_frame()`` is the global table."""
     from .phase import transition as run
-    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
-    p = _params(params, model_kw)
+    p = _params_from(params, kw)
     res = run(p, **kw)
     prov = {**(getattr(res, "provenance", None) or {}), **_prov(dict(params=p.to_dict(), options=kw))}
     table = getattr(res, "global_table", None)
@@ -156,8 +162,7 @@ def phase_diagram(omegas: Sequence[float], alphas: Sequence[float], *, params: M
     from .guards import check_grid
     from .phase import phase_diagram as run
     check_grid("alphas × omegas", len(alphas) * len(omegas), len(alphas) * len(omegas))
-    model_kw = {k: kw.pop(k) for k in list(kw) if k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")}
-    p = _params(params, model_kw)
+    p = _params_from(params, kw)
     out = run(p, [float(w) for w in omegas], [float(a) for a in alphas], **kw)
     grid, lines = out[0], out[1]
     prov = _prov(dict(params=p.to_dict(), omegas=[float(w) for w in omegas], alphas=[float(a) for a in alphas],
