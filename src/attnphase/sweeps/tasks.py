@@ -8,13 +8,13 @@ imported lazily inside the runners, so a sweep file can be validated without the
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import ParameterError, check_int, check_range
+from ..jsonable import to_jsonable
 
 MODEL_KEYS = ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P")
 """Parameters of :class:`attnphase.model.ModelParams` accepted by every kind that takes a model."""
@@ -237,15 +237,5 @@ def _env_safe() -> dict[str, Any] | None:
 
 
 def _clean(obj: Any) -> Any:
-    """JSON-able copy: numpy/JAX to Python, non-finite floats to None."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
-        return _clean(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    return str(obj)
+    """JSON-able copy for the store: numpy/JAX to Python, non-finite floats to None, other objects to str."""
+    return to_jsonable(obj, store=True)
