@@ -42,8 +42,25 @@ def test_baseline_and_solve_results():
     s = attnphase.solve(2.0, "semantic", omega=0.3, nodes=4)
     assert s.converged and s.to_frame().q.iloc[0] == s.q
     assert s.provenance["convergence"]["status"] == s.status and s.provenance["git"] == s.provenance["environment"]["git"]
-    with pytest.raises(attnphase.ParameterError):
-        attnphase.solve(2.0, "semantic", L=3, nodes=4)    # the theory's own rule, one line
+    with pytest.raises(attnphase.ParameterError, match="integrator"):
+        attnphase.solve(2.0, "semantic", L=3, integrator="split")    # the split rule is for L = 2, r = 1 only
+    with pytest.raises(attnphase.ParameterError, match="nodes"):
+        attnphase.solve(2.0, "semantic", L=3, nodes=4)               # auto -> QMC: nodes is not its knob
+
+
+def test_solve_and_curve_route_to_the_general_engine():
+    """``integrator="qmc"`` (``auto`` beyond L = 2, r = 1) gives the engine's numbers, with error bars and the
+    QMC resolution in the provenance; a curve is one batch with one row per α."""
+    from attnphase.theory.engine import QMCConfig, solve as engine_solve
+    cfg = QMCConfig(points=128, scrambles=2)
+    s = attnphase.solve(2.0, "semantic", omega=0.3, integrator="qmc", qmc_config=cfg)
+    ref = engine_solve(attnphase.ModelParams(omega=0.3), 2.0, "semantic", qmc_config=cfg)
+    assert s.status is ref.status and s.values["e_t"] == ref.values["e_t"]
+    df = s.to_frame()
+    assert df.e_t.iloc[0] == ref.values["e_t"] and "e_t_err" in df.columns
+    assert s.provenance["integrator"] == {"rule": "qmc", "qmc_points": 128, "scrambles": 2, "seeds": [0, 1]}
+    c = attnphase.curve([1.8, 2.0], "semantic", omega=0.3, integrator="qmc", qmc_config=cfg)
+    assert list(c.to_frame()["alpha"]) == [1.8, 2.0] and len(c.value) == 2
 
 
 def test_tour_runs(capsys):

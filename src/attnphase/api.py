@@ -109,9 +109,12 @@ def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = N
 
 
 def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None = None, nodes: int | None = None,
-          **kw: Any) -> Result:
-    """One fixed point of the asymptotic equations (MODEL.md §6) on ``branch``; ``Result`` wraps
-    :class:`attnphase.theory.FixedPointSolution` (``res.q``, ``res.converged``, ``res.status`` …).
+          integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
+    """One fixed point of the asymptotic equations on ``branch``. ``integrator="auto"``: the split-line rule of
+    MODEL.md §6 for L = 2, r = r* = k = 1 (``Result`` wraps :class:`attnphase.theory.FixedPointSolution`),
+    the QMC engine of §8 otherwise (wraps :class:`attnphase.theory.engine.GeneralSolution`, with ``*_err``
+    error bars; ``qmc_config`` a :class:`~attnphase.theory.engine.QMCConfig`). Either way ``res.q``,
+    ``res.converged``, ``res.status`` and ``to_frame()``.
 
     >>> s = solve(2.0, "semantic", omega=0.3, nodes=4)          # doctest: +SKIP
     >>> s.converged, round(s.theta, 2)                          # doctest: +SKIP
@@ -119,7 +122,10 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     """
     from .theory import curve_table, solve_point
     p = _params_from(params, kw)
-    sol = solve_point(p, alpha, branch, nodes=nodes, **kw)
+    how = _route(p, integrator, nodes, qmc_config)
+    if how == "qmc":
+        return _solve_qmc(p, [alpha], branch, qmc_config, kw, "theory point")
+    sol = solve_point(p, alpha, branch, nodes=nodes, rule=how, **kw)
     prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=sol.nodes, options=kw),
                  integrator=dict(rule=sol.rule, nodes=sol.nodes),
                  convergence=dict(converged=bool(sol.converged), status=sol.status, residual=sol.residual,
@@ -127,17 +133,58 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     return Result("theory point", sol, curve_table([sol]).assign(converged=bool(sol.converged)), prov)
 
 
+def _route(p: ModelParams, integrator: str, nodes: int | None, qmc_config: Any) -> str:
+    """The integrator (:func:`attnphase.theory.routing.choose_integrator`), refusing the other one's knob."""
+    from .errors import ParameterError
+    from .theory.routing import choose_integrator
+    how = choose_integrator(p, integrator)
+    if how == "qmc" and nodes is not None:
+        raise ParameterError("nodes", "unset with the QMC engine (L != 2, r != 1, r* != 1, k != 1 or "
+                             "integrator='qmc'); its resolution is qmc_config", nodes)
+    if how != "qmc" and qmc_config is not None:
+        raise ParameterError("qmc_config", "unset with the split or product rule (its resolution is nodes)",
+                             qmc_config)
+    return how
+
+
+def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config: Any, kw: dict[str, Any],
+               kind: str) -> Result:
+    """The general engine (MODEL.md §8) on a batch of α: one ``Result`` (a point: the solution; a curve: the
+    list), one table row per α with the scalar keys and their ``*_err``."""
+    import pandas as pd
+
+    from .theory.engine import QMCConfig, solve_batch
+    cfg = qmc_config or QMCConfig()
+    sols = solve_batch(p, [float(a) for a in alphas], branch, qmc_config=cfg, **kw)
+    table = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
+                          for s in sols])
+    prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, options=kw),
+                 integrator=dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds)),
+                 convergence=dict(all_converged=all(s.converged for s in sols),
+                                  statuses=[s.status.value for s in sols]))
+    return Result(kind, sols[0] if kind == "theory point" else sols, table, prov)
+
+
 def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelParams | None = None,
-          nodes: int | None = None, **kw: Any) -> Result:
-    """A branch along ``alphas`` by continuation; ``to_frame()`` is one row per α (unconverged points kept,
-    ``converged = False``)."""
+          nodes: int | None = None, integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
+    """A branch along ``alphas``; ``to_frame()`` is one row per α (unconverged points kept,
+    ``converged = False``). L = 2, r = r* = k = 1 (``integrator="auto"``/``"split"``/``"product"``):
+    continuation with the split-line rule; otherwise (or ``"qmc"``) all α in one batch of the QMC engine."""
+    from functools import partial
+
     from .guards import check_grid
     from .phase import branch_table, follow_branch
+    from .theory import solve_point
     check_grid("alphas", len(alphas), len(alphas))
     p = _params_from(params, kw)
-    sols = follow_branch(p, [float(a) for a in alphas], branch, nodes=nodes, **kw)
+    how = _route(p, integrator, nodes, qmc_config)
+    if how == "qmc":
+        return _solve_qmc(p, alphas, branch, qmc_config, kw, "theory curve")
+    solver = None if how == "split" else partial(solve_point, rule=how)
+    sols = follow_branch(p, [float(a) for a in alphas], branch, nodes=nodes, solver=solver, **kw)
     table = branch_table(sols)
     prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, nodes=nodes, options=kw),
+                 integrator=dict(rule=how, nodes=nodes),
                  convergence=dict(all_converged=bool(table["converged"].all()),
                                   unconverged_alphas=[float(a) for a in table.loc[~table["converged"], "alpha"]],
                                   states=table["state"].value_counts().to_dict()))

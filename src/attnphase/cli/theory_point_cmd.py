@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ParameterError
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
     console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
+from ..theory.routing import choose_integrator
 from .theory_cmd import theory_app
 
 _KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
@@ -19,7 +20,6 @@ NODES_HELP = ("Resolution: Gauss-Hermite order in the smooth directions of the s
               "panels across the switching set (even; default 8; 4 is ~4x cheaper, ~1e-4 accurate). With --rule "
               "product: order per dimension of the plain product rule.")
 RULE_HELP = "split (integration split at the basin switches, default) or product (plain Gauss-Hermite)."
-INTEGRATORS = ("auto", "split", "qmc", "product")
 INTEGRATOR_HELP = ("auto (split for L=2, r=r*=1, k=1; qmc otherwise), split, product (both only L=2, r=r*=1, "
                    "k=1), or qmc (scrambled Sobol, any L, r, r*, A, P; MODEL.md §8).")
 RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
@@ -37,16 +37,7 @@ def _params(L, r, r_star, sigma, lam, omega, A, P):
 
 
 def _route(params, integrator: str, rule: str | None) -> str:
-    """The integrator to use: ``auto`` picks the split rule where it applies (L = 2, r = r* = k = 1)."""
-    if integrator not in INTEGRATORS:
-        raise ParameterError("--integrator", f"one of {', '.join(INTEGRATORS)}", integrator)
-    small = params.L == 2 and params.r == 1 and params.r_star == 1 and params.k == 1
-    if integrator == "auto":
-        integrator = (rule or "split") if small else "qmc"
-    if integrator in ("split", "product") and not small:
-        raise ParameterError("--integrator", "qmc or auto when L != 2, r != 1, r* != 1 or k != 1 (the split and "
-                             "product rules are for L = 2, r = r* = 1, k = 1)", integrator)
-    return integrator
+    return choose_integrator(params, integrator, rule, name="--integrator")
 
 
 def _qmc_config(qmc_points, scrambles):
