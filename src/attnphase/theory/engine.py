@@ -31,16 +31,22 @@ BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
            "free": ()}
 SCALARS = ("q", "m", "theta", "V")
+COARSE_RTOL = 1e-3
+"""Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
+~1e-2 relative, so a tighter tolerance buys nothing)."""
 
 
 @dataclass(frozen=True)
 class QMCConfig:
     """Resolution of the QMC integrator: ``points`` Sobol points per scramble, ``scrambles`` independent
-    scrambles with seeds ``seed, seed+1, …``."""
+    scrambles with seeds ``seed, seed+1, …``. ``coarse``: the fixed point is first converged (to
+    ``COARSE_RTOL``) on the first ``coarse`` points of each scramble (a subset of the full set: Sobol points
+    are nested), then on all ``points``; 0, or a value >= ``points``, skips that stage."""
 
     points: int = qmc.DEFAULT_POINTS
     scrambles: int = qmc.DEFAULT_SCRAMBLES
     seed: int = 0
+    coarse: int = qmc.DEFAULT_COARSE
 
     def __post_init__(self) -> None:
         n = check_int("qmc_points", self.points, 2)
@@ -49,6 +55,14 @@ class QMCConfig:
         if check_int("scrambles", self.scrambles, 1) < 2:
             raise ParameterError("scrambles", "an integer >= 2 (the error bar needs two)", self.scrambles)
         check_int("seed", self.seed, 0)
+        c = check_int("coarse", self.coarse, 0)
+        if c and c & (c - 1):
+            raise ParameterError("coarse", "0 or a power of two (Sobol balance)", c)
+
+    @property
+    def stages(self) -> tuple[int, ...]:
+        """Point counts of the stages: (coarse, points), or (points,) without a coarse stage."""
+        return (self.coarse, self.points) if 0 < self.coarse < self.points else (self.points,)
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -100,7 +114,8 @@ class GeneralSolution:
                          "theta_sv": np.asarray(self.values["theta_sv"]).tolist()}
         d["provenance"] = {"params": self.params.to_dict(), "integrator": self.integrator,
                            "qmc_points": self.qmc.points, "scrambles": self.qmc.scrambles,
-                           "seeds": list(self.qmc.seeds), "version": self.version,
+                           "seeds": list(self.qmc.seeds), "coarse_points": self.qmc.coarse,
+                           "coarse_rtol": COARSE_RTOL, "version": self.version,
                            "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
                                       "random_starts": PG.RANDOM_STARTS}}
         return d
@@ -201,20 +216,33 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     n = x0.shape[-1]
     blocks = shapes(r, k, rs)
     with jax.enable_x64(True):
-        xi, y = (jnp.asarray(a) for a in _points(params, qmc_config))
+        xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
         fmap = _compiled_map(L, r, rs, k, params.A, params.P, branch)
         knobs = CG.Knobs(*(jnp.asarray(v) for v in (al, om, sg, lm)))
-
-        def F(X):
-            fx, ok, aux = fmap(jnp.asarray(X.reshape(B, S, n)), knobs, xi, y)
-            flat = lambda v: np.asarray(v).reshape((B * S,) + np.shape(v)[2:])  # noqa: E731
-            return flat(fx), flat(ok), {key: flat(v) for key, v in aux.items()}
-
         sig_flat = np.repeat(sg, S)
-        run = fixed_point.iterate(F, x0.reshape(B * S, n),
-                                  lambda X, Y: block_residual(X, Y, blocks, sig_flat),
-                                  rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
-                                  admissible=lambda v: _admissible(v, r, k, rs))
+        X = x0.reshape(B * S, n)
+        used = np.zeros(B * S, int)
+        stages = qmc_config.stages
+        hist = None
+        for i_stage, N in enumerate(stages):
+            xi, y = xi_all[:, :N], y_all[:, :N]
+
+            def F(X, xi=xi, y=y):
+                fx, ok, aux = fmap(jnp.asarray(X.reshape(B, S, n)), knobs, xi, y)
+                flat = lambda v: np.asarray(v).reshape((B * S,) + np.shape(v)[2:])  # noqa: E731
+                return flat(fx), flat(ok), {key: flat(v) for key, v in aux.items()}
+
+            final = i_stage == len(stages) - 1
+            run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
+                                      rtol=rtol if final else max(rtol, COARSE_RTOL),
+                                      max_steps=max_steps, damping=damping, anderson=anderson,
+                                      admissible=lambda v: _admissible(v, r, k, rs), history=hist)
+            used += run.iterations
+            hist = run.history
+            if not final:          # a coarse stage that failed leaves that point at its start
+                ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
+                X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
+        run.iterations = used
     return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
                      branch, run, slice(i * S, (i + 1) * S), qmc_config) for i in range(B)]
 

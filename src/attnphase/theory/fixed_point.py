@@ -23,17 +23,20 @@ class Run:
     status: np.ndarray          # object array of Status
     iterations: np.ndarray
     residual: np.ndarray
+    history: tuple = ((), ())   # the Anderson secant pairs (dX, dF) per point, to continue on a similar map
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
-            damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None) -> Run:
+            damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
+            history: tuple | None = None) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
     Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
     ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points are evaluated with the batch (the
-    shapes stay static) but no longer move.
+    shapes stay static) but no longer move. ``history``: the ``Run.history`` of a previous run on a map with
+    nearly the same Jacobian (e.g. the same map on fewer integration points); its secant pairs seed Anderson.
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -48,6 +51,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     active = np.ones(B, bool)
     aux: dict = {}
     dX, dF = [[] for _ in range(B)], [[] for _ in range(B)]
+    if history is not None and len(history[0]) == B:
+        dX, dF = [list(v) for v in history[0]], [list(v) for v in history[1]]
     last_x = last_f = None
     for it in range(1, max_steps + 1):
         FX, ok, out = F(X)
@@ -70,11 +75,14 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             break
         f = FX - X
         X_new = X + damping * f
-        if anderson and last_x is not None:
+        if anderson:
             for b in np.nonzero(active)[0]:
-                dX[b].append(X[b] - last_x[b])
-                dF[b].append(f[b] - last_f[b])
-                del dX[b][:-anderson], dF[b][:-anderson]
+                if last_x is not None:
+                    dX[b].append(X[b] - last_x[b])
+                    dF[b].append(f[b] - last_f[b])
+                    del dX[b][:-anderson], dF[b][:-anderson]
+                if not dX[b]:
+                    continue
                 Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
                 gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
                 cand = X[b] + damping * f[b] - (Xm + damping * Fm) @ gam
@@ -83,4 +91,4 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res)
+    return Run(X, aux, status, iters, res, (dX, dF))
