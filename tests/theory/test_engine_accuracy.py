@@ -1,0 +1,112 @@
+"""Accuracy of the general JAX engine's numerics (issue 11): closed-form prox derivatives, the prox against the
+numpy prox of MODEL.md §6 at the positional fixed point, short scouts against long ones, the coarse-to-fine
+stages, and the QMC engine against the split rule over ω (slow)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphase.model import ModelParams
+from attnphase.theory import channel_general as CG
+from attnphase.theory import prox as NP
+from attnphase.theory import prox_general as PG
+from attnphase.theory import qmc
+from attnphase.theory.engine import QMCConfig, default_init, solve, solve_batch
+from attnphase.theory.solver import solve_point
+from attnphase.theory.state import OrderParams
+
+L3 = ModelParams(L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)))
+
+
+@pytest.mark.parametrize("L,r", [(2, 1), (3, 1), (2, 2), (3, 2)])
+def test_closed_form_derivatives_equal_autodiff(L, r):
+    rng = np.random.default_rng(10 * L + r)
+    h, w = (jnp.asarray(rng.normal(size=(L, r))) for _ in range(2))
+    T = jnp.asarray(rng.dirichlet(np.ones(L), size=L))
+    B = rng.normal(size=(r, r))
+    Vi = jnp.asarray(B @ B.T + 0.5 * np.eye(r))
+    with jax.enable_x64(True):
+        F, g, H = PG.derivatives(h, w, T, Vi, 0.3)
+        f = lambda v: PG.objective(v.reshape(L, r), w, T, Vi, 0.3)  # noqa: E731
+        v = h.ravel()
+        np.testing.assert_allclose(F, f(v), rtol=1e-13)
+        np.testing.assert_allclose(np.ravel(g), jax.grad(f)(v), atol=1e-13)
+        np.testing.assert_allclose(np.reshape(H, (L * r, L * r)), jax.hessian(f)(v), atol=1e-12)
+
+
+def _prox_inputs(p: ModelParams, x: OrderParams, n: int, seed: int):
+    L = p.L
+    Z = qmc.normal_points(2 * L, n, seed)
+    xi, y = jnp.asarray(Z[:, :L].reshape(n, L, 1)), jnp.asarray(Z[:, L:].reshape(n, L, 1))
+    w, hs, _ = CG.fields(x, p.sigma, xi, y, np.asarray(p.P))
+    T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, p.omega, np.asarray(p.A))
+    return w, hs, T
+
+
+def _jax_prox(p, x, w, hs, T):
+    f = jax.jit(jax.vmap(PG.prox, in_axes=(0, 0, 0, None, None, None)))
+    return f(w, hs, T, x.V, p.sigma ** 2, PG.start_offsets(p.L, p.r))
+
+
+def test_jax_prox_equals_numpy_prox_at_the_positional_fixed_point():
+    """The positional deviation of the QMC engine is not a missed basin: at the split rule's positional fixed
+    point, on QMC points, the JAX prox and the numpy prox of §6 (its own starts: ω, −ω, exchange, best of a
+    9 × 9 grid) find the same minimum values."""
+    p = ModelParams(omega=0.3)
+    ref = solve_point(p, 2.0, "positional", nodes=4, stability=False)
+    with jax.enable_x64(True):
+        x = OrderParams(*(jnp.full((1, 1), v) for v in (ref.q, ref.m, 0.0, ref.V)))
+        w, hs, T = _prox_inputs(p, x, 2048, 3)
+        _, F, gn = _jax_prox(p, x, w, hs, T)
+        t1, t2 = (np.asarray(T[:, i, i]) for i in range(2))
+        *_, M, gnp = NP.prox(np.asarray(w[:, 0, 0]), np.asarray(w[:, 1, 0]), t1, t2, ref.V, p.sigma ** 2)
+    assert np.max(np.asarray(gn)) < 1e-8 and np.max(gnp) < 1e-8
+    np.testing.assert_allclose(np.asarray(F), M, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("p,branch", [(ModelParams(), "positional"), (ModelParams(omega=0.5), "semantic"),
+                                      (L3, "semantic")])
+def test_short_scouts_pick_the_same_global_minimum_as_long_ones(p, branch, monkeypatch):
+    """SCOUT_STEPS Newton steps per start rank the basins as well as 8 do (on 1024 QMC problems)."""
+    with jax.enable_x64(True):
+        x = OrderParams(*(jnp.asarray(b) for b in default_init(p, branch)))
+        w, hs, T = _prox_inputs(p, x, 1024, 5)
+        _, F_short, _ = _jax_prox(p, x, w, hs, T)
+        monkeypatch.setattr(PG, "SCOUT_STEPS", 8)
+        _, F_long, _ = _jax_prox(p, x, w, hs, T)
+    assert PG.SCOUT_STEPS == 8 and np.max(np.asarray(F_short) - np.asarray(F_long)) < 1e-12
+
+
+def test_coarse_stage_does_not_change_the_fixed_point():
+    """Coarse-to-fine ends on the same fixed point as the full-size iteration alone (the final stage is the
+    full map, converged to rtol), and the provenance records the stage."""
+    p = ModelParams(omega=0.3)
+    a = solve(p, 2.0, "semantic", qmc_config=QMCConfig(points=1024, scrambles=2, coarse=256), rtol=1e-7)
+    b = solve(p, 2.0, "semantic", qmc_config=QMCConfig(points=1024, scrambles=2, coarse=0), rtol=1e-7)
+    assert a.converged and b.converged
+    for k in ("q", "theta", "V", "e_t"):
+        np.testing.assert_allclose(a.values[k], b.values[k], rtol=1e-5)
+    prov = a.to_dict()["provenance"]
+    assert prov["coarse_points"] == 256 and prov["newton"]["scout"] == PG.SCOUT_STEPS
+
+
+@pytest.mark.slow
+def test_qmc_engine_within_error_bars_of_split_rule_over_omega():
+    """Acceptance (issue 11): both branches, ω ∈ {0.1, 0.3, 0.5}, α = 2, σ = 0.5, λ = 0.01, default QMC size:
+    every scalar within 3 standard errors of the split rule (nodes 8); the relative deviation is printed
+    (≤ 5e-3 is met on the semantic branch; on the positional one the standard error of q and V at the default
+    size is itself 5e-3 to 8e-3, docs/theory_general.md)."""
+    p = ModelParams()
+    omegas = [0.1, 0.3, 0.5]
+    for branch in ("semantic", "positional"):
+        for om, s in zip(omegas, solve_batch(p, [2.0] * 3, branch, omegas=omegas)):
+            ref = solve_point(p.replace(omega=om), 2.0, branch, stability=False)
+            assert s.converged and ref.converged
+            for k in ("q", "m", "theta", "V", "eps_g", "e_t"):
+                a, b, e = s.values[k], getattr(ref, k), s.errors[k]
+                print(branch, om, k, f"rel dev {abs(abs(a) - abs(b)) / max(abs(b), 1e-300):.1e}",
+                      f"rel s.e. {e / max(abs(b), 1e-300):.1e}")
+                assert abs(abs(a) - abs(b)) <= 3 * e + 1e-4 * abs(b) + 1e-12, (branch, om, k, a, b, e)
