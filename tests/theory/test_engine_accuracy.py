@@ -24,11 +24,10 @@ L3 = ModelParams(L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)))
 @pytest.mark.parametrize("L,r", [(2, 1), (3, 1), (2, 2), (3, 2)])
 def test_closed_form_derivatives_equal_autodiff(L, r):
     rng = np.random.default_rng(10 * L + r)
-    h, w = (jnp.asarray(rng.normal(size=(L, r))) for _ in range(2))
-    T = jnp.asarray(rng.dirichlet(np.ones(L), size=L))
-    B = rng.normal(size=(r, r))
-    Vi = jnp.asarray(B @ B.T + 0.5 * np.eye(r))
+    h, w, T, B = rng.normal(size=(L, r)), rng.normal(size=(L, r)), rng.dirichlet(np.ones(L), size=L), \
+        rng.normal(size=(r, r))
     with jax.enable_x64(True):
+        h, w, T, Vi = (jnp.asarray(a) for a in (h, w, T, B @ B.T + 0.5 * np.eye(r)))
         F, g, H = PG.derivatives(h, w, T, Vi, 0.3)
         f = lambda v: PG.objective(v.reshape(L, r), w, T, Vi, 0.3)  # noqa: E731
         v = h.ravel()
@@ -67,13 +66,12 @@ def test_jax_prox_equals_numpy_prox_at_the_positional_fixed_point():
     np.testing.assert_allclose(np.asarray(F), M, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("p,branch", [(ModelParams(), "positional"), (ModelParams(omega=0.5), "semantic"),
-                                      (L3, "semantic")])
+@pytest.mark.parametrize("p,branch", [(ModelParams(), "positional"), (L3, "semantic")])
 def test_short_scouts_pick_the_same_global_minimum_as_long_ones(p, branch, monkeypatch):
-    """SCOUT_STEPS Newton steps per start rank the basins as well as 8 do (on 1024 QMC problems)."""
+    """SCOUT_STEPS Newton steps per start rank the basins as well as 8 do (on 512 QMC problems)."""
     with jax.enable_x64(True):
         x = OrderParams(*(jnp.asarray(b) for b in default_init(p, branch)))
-        w, hs, T = _prox_inputs(p, x, 1024, 5)
+        w, hs, T = _prox_inputs(p, x, 512, 5)
         _, F_short, _ = _jax_prox(p, x, w, hs, T)
         monkeypatch.setattr(PG, "SCOUT_STEPS", 8)
         _, F_long, _ = _jax_prox(p, x, w, hs, T)
