@@ -1,8 +1,10 @@
-"""Benchmark of the general JAX theory engine (issue 11): one L = 2 point and one L = 3 point at the default QMC
-size, and a vmapped batch of 64 L = 2 points against 64 separate solves (same QMC size), in the same run.
+"""Benchmark of the general JAX theory engine (issue 11): one L = 2 point per branch and one L = 3 point at the
+default QMC size with the current settings, the same L = 2 points with the settings before the speed work
+(no coarse stage, 8 scout steps, derivatives by ``jax.hessian``) IN THE SAME RUN (ratios), and a vmapped batch
+of L = 2 points against separate solves.
 
-Appends (or replaces) the "## General theory engine (QMC, JAX)" section at the END of docs/benchmarks.md.
-Usage: python bench/bench_engine.py [--batch 64] [--batch-points 256]
+Appends (or replaces) the section ``TITLE`` at the END of docs/benchmarks.md (the prediction written there
+before measuring is kept). Usage: python bench/bench_engine.py [--batch 16] [--batch-points 256] [--no-old]
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ import argparse
 import os
 import platform
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import jax
 import numpy as np
 
 from attnphase.model import ModelParams
+from attnphase.theory import engine
+from attnphase.theory import prox_general as PG
 from attnphase.theory.engine import QMCConfig, solve, solve_batch
 
-TITLE = "## General theory engine (QMC, JAX)"
+TITLE = "## General theory engine: speed work (coarse-to-fine, short scouts, closed-form Hessian)"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 
 
@@ -29,10 +34,29 @@ def _timed(f):
     return out, time.perf_counter() - t
 
 
+def _hessian_by_autodiff(h, w, T, Vinv, sigma2):
+    f = lambda v: PG.objective(v, w, T, Vinv, sigma2)  # noqa: E731
+    return f(h), jax.grad(f)(h), jax.hessian(f)(h)
+
+
+@contextmanager
+def _old_settings():
+    """The prox as it was before the speed work (8 scout steps, jax.hessian); the map is re-traced."""
+    saved = PG.SCOUT_STEPS, PG.derivatives
+    PG.SCOUT_STEPS, PG.derivatives = 8, _hessian_by_autodiff
+    engine._compiled_map.cache_clear()
+    try:
+        yield
+    finally:
+        PG.SCOUT_STEPS, PG.derivatives = saved
+        engine._compiled_map.cache_clear()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--batch-points", type=int, default=256)
+    ap.add_argument("--no-old", action="store_true", help="skip the before-the-speed-work settings")
     a = ap.parse_args()
     load0 = os.getloadavg()
     rows: list = []
@@ -44,6 +68,28 @@ def main() -> None:
 
     p2 = ModelParams(omega=0.3)
     p3 = ModelParams(L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)))
+    new, old = QMCConfig(), QMCConfig(coarse=0)
+    times = {}
+    for br in ("semantic", "positional"):
+        for tag, cfg in (("now", new), ("before", old)):
+            if tag == "before" and a.no_old:
+                continue
+            ctx = _old_settings() if tag == "before" else _nullcontext()
+            with ctx:
+                solve(p2, 2.0, br, qmc_config=QMCConfig(points=1024), max_steps=1)      # compile both sizes
+                solve(p2, 2.0, br, max_steps=1)
+                s, t = _timed(lambda: solve(p2, 2.0, br, qmc_config=cfg))
+            times[br, tag] = t
+            record(f"one point, L = 2, {br}, α = 2, 4096 x 4, settings {tag}",
+                   f"{s.status.value}, {s.iterations} it., q = {s.values['q']:.5f} ± {s.errors['q']:.5f}",
+                   f"{t:.1f} s")
+        if (br, "before") in times:
+            record(f"ratio before / now, L = 2 {br}", "", f"**{times[br, 'before'] / times[br, 'now']:.1f}x**")
+    solve(p3, 2.0, "semantic", qmc_config=QMCConfig(points=1024), max_steps=1)
+    solve(p3, 2.0, "semantic", max_steps=1)
+    s, t = _timed(lambda: solve(p3, 2.0, "semantic"))
+    record("one point, L = 3, r = 1, semantic, α = 2, 4096 x 4, settings now",
+           f"{s.status.value}, {s.iterations} it.", f"{t:.1f} s")
     cfg = QMCConfig(points=a.batch_points, scrambles=2)
     alphas = np.linspace(1.2, 2.4, a.batch)
     solve_batch(p2, alphas, "semantic", qmc_config=cfg, max_steps=1)                         # compile
@@ -57,11 +103,11 @@ def main() -> None:
            f"{nb}/{a.batch} converged, max {max(b.iterations for b in batch)} it.", f"{tb:.1f} s")
     record(f"{a.batch} separate solves, same points", f"max rel. e_t difference {agree:.1e}", f"{ts:.1f} s")
     record("throughput ratio batch / separate", "", f"**{ts / tb:.2f}x**")
-    for name, p in (("L = 2, r = 1, semantic, α = 2", p2), ("L = 3, r = 1, semantic, α = 2", p3)):
-        solve(p, 2.0, "semantic", max_steps=1)                                                # compile
-        s, t = _timed(lambda: solve(p, 2.0, "semantic"))
-        record(f"one point, {name}, default QMC (4096 x 4 scrambles)", f"{s.status.value}, {s.iterations} it.",
-               f"{t:.1f} s")
+
+
+@contextmanager
+def _nullcontext():
+    yield
 
 
 def _write(rows, load0) -> None:
@@ -78,6 +124,7 @@ def _write(rows, load0) -> None:
     else:
         doc = doc.rstrip("\n") + "\n\n" + TITLE + "\n\n" + body
     DOC.write_text(doc)
+
 
 if __name__ == "__main__":
     main()
