@@ -2,8 +2,10 @@
 randomized-QMC expectations, integration error bars from independent scrambles, and provenance.
 
 ``solve_batch(params, alphas, branch, omegas=…, sigmas=…, lams=…)`` solves a batch of points that share the
-structure (L, r, r*, A, P) in lockstep: the map over all (point, scramble) pairs is ONE jit-compiled, vmapped
-function; float64 is requested explicitly (``jax.enable_x64`` around every computation, no global switch).
+structure (L, r, r*, A, P) together: the map over the (point, scramble) rows is ONE jit-compiled, vmapped
+function; rows that have converged (or failed) drop out and the active ones are padded to a power of two
+(``bucket``), so a frozen point costs nothing. Two stages: converge on the first ``QMCConfig.coarse`` points,
+then on all. float64 is requested explicitly (``jax.enable_x64`` around every computation, no global switch).
 Each (point, scramble) is an independent fixed point on its own point set; a point's value is the mean over
 its scrambles and ``*_err`` their standard error.
 """
@@ -145,11 +147,13 @@ def _pin(h: Hats, branch: str) -> Hats:
 
 @lru_cache(maxsize=16)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str):
-    """The jit-compiled map over a batch: X (B, S, n), knobs (B,), xi (S, N, L, r), y (S, N, L, r*)."""
+    """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
+    sets xi (S, N, L, r), y (S, N, L, r*)."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
-    def one(xf, knobs, xi, y):
+    def one(xf, knobs, s, xi_all, y_all):
+        xi, y = xi_all[s], y_all[s]
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets)
         hats = _pin(out.hats, branch)
@@ -160,8 +164,18 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
         return flatten(fx), CG.valid(x, hats, knobs), aux
 
-    inner = jax.vmap(one, in_axes=(0, None, 0, 0))      # over scrambles
-    return jax.jit(jax.vmap(inner, in_axes=(0, 0, None, None)))   # over points
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None)))
+
+
+MIN_BUCKET = 8
+"""Fewest rows a compacted map call is padded to (each new row count costs one compilation)."""
+
+
+def bucket(n: int, total: int) -> int:
+    """Padded row count for ``n`` active rows out of ``total``: the next power of two, at least ``MIN_BUCKET``,
+    at most ``total`` (few distinct shapes, few compilations; at most 2× the work of the active rows, against
+    all ``total`` rows without compaction)."""
+    return min(total, max(MIN_BUCKET, 1 << max(0, int(n - 1).bit_length())))
 
 
 def _points(params: ModelParams, cfg: QMCConfig):
@@ -218,7 +232,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     with jax.enable_x64(True):
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
         fmap = _compiled_map(L, r, rs, k, params.A, params.P, branch)
-        knobs = CG.Knobs(*(jnp.asarray(v) for v in (al, om, sg, lm)))
+        row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
         sig_flat = np.repeat(sg, S)
         X = x0.reshape(B * S, n)
         used = np.zeros(B * S, int)
@@ -227,16 +241,21 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
 
-            def F(X, xi=xi, y=y):
-                fx, ok, aux = fmap(jnp.asarray(X.reshape(B, S, n)), knobs, xi, y)
-                flat = lambda v: np.asarray(v).reshape((B * S,) + np.shape(v)[2:])  # noqa: E731
-                return flat(fx), flat(ok), {key: flat(v) for key, v in aux.items()}
+            def F(Xa, idx, xi=xi, y=y):
+                m = len(idx)
+                pad = np.concatenate([idx, np.full(bucket(m, B * S) - m, idx[-1])])
+                Xp = np.concatenate([Xa, np.repeat(Xa[-1:], len(pad) - m, axis=0)])
+                knobs = CG.Knobs(*(jnp.asarray(v[pad]) for v in row_knobs))
+                fx, ok, aux = fmap(jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y)
+                cut = lambda v: np.asarray(v)[:m]  # noqa: E731
+                return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
 
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=rtol if final else max(rtol, COARSE_RTOL),
                                       max_steps=max_steps, damping=damping, anderson=anderson,
-                                      admissible=lambda v: _admissible(v, r, k, rs), history=hist)
+                                      admissible=lambda v: _admissible(v, r, k, rs), history=hist,
+                                      compact=True)
             used += run.iterations
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start

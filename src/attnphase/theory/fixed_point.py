@@ -28,14 +28,15 @@ class Run:
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
-            history: tuple | None = None) -> Run:
+            history: tuple | None = None, compact: bool = False) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
     Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
-    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points are evaluated with the batch (the
-    shapes stay static) but no longer move. ``history``: the ``Run.history`` of a previous run on a map with
+    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
+    with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
+    active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the ``Run.history`` of a previous run on a map with
     nearly the same Jacobian (e.g. the same map on fewer integration points); its secant pairs seed Anderson.
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
@@ -55,11 +56,19 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         dX, dF = [list(v) for v in history[0]], [list(v) for v in history[1]]
     last_x = last_f = None
     for it in range(1, max_steps + 1):
-        FX, ok, out = F(X)
-        FX, ok = np.asarray(FX), np.asarray(ok)
+        idx = np.nonzero(active)[0]
+        if compact:
+            FXa, oka, out = F(X[idx], idx)
+            FX, ok = X.copy(), np.ones(B, bool)
+            FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
+        else:
+            FX, ok, out = F(X)
+            FX, ok = np.asarray(FX), np.asarray(ok)
         for k, v in out.items():
             v = np.asarray(v)
-            aux[k] = v.copy() if k not in aux else np.where(active.reshape((-1,) + (1,) * (v.ndim - 1)), v, aux[k])
+            if k not in aux:
+                aux[k] = np.zeros((B,) + v.shape[1:], v.dtype)
+            aux[k][idx] = v if compact else v[idx]
         finite = np.all(np.isfinite(FX), axis=1)
         r_now = np.where(finite, residual(X, np.where(finite[:, None], FX, X)), np.inf)
         res = np.where(active, r_now, res)
