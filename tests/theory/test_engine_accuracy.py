@@ -92,19 +92,18 @@ def test_coarse_stage_does_not_change_the_fixed_point():
 
 
 @pytest.mark.slow
-def test_qmc_engine_within_error_bars_of_split_rule_over_omega():
-    """Acceptance (issue 11): both branches, ω ∈ {0.1, 0.3, 0.5}, α = 2, σ = 0.5, λ = 0.01, default QMC size:
-    every scalar within 3 standard errors of the split rule (nodes 8); the relative deviation is printed
-    (≤ 5e-3 is met on the semantic branch; on the positional one the standard error of q and V at the default
-    size is itself 5e-3 to 8e-3, docs/theory_general.md)."""
+def test_positional_branch_within_5e_3_of_split_rule_at_16384_x_8():
+    """Acceptance (issue 11), the positional half: the default size (4096 × 4) has a standard error of ~6–8e-3
+    on q and V there (noise, not bias: docs/theory_general.md), so ≤ 5e-3 needs 16384 points × 8 scrambles.
+    ω ∈ {0.1, 0.3, 0.5}, α = 2, σ = 0.5, λ = 0.01, one batch: within 3 s.e. and 5e-3 relative of the split rule
+    (nodes 8). (The semantic branch and the default size: test_engine's omega-grid test.)"""
     p = ModelParams()
     omegas = [0.1, 0.3, 0.5]
-    for branch in ("semantic", "positional"):
-        for om, s in zip(omegas, solve_batch(p, [2.0] * 3, branch, omegas=omegas)):
-            ref = solve_point(p.replace(omega=om), 2.0, branch, stability=False)
-            assert s.converged and ref.converged
-            for k in ("q", "m", "theta", "V", "eps_g", "e_t"):
-                a, b, e = s.values[k], getattr(ref, k), s.errors[k]
-                print(branch, om, k, f"rel dev {abs(abs(a) - abs(b)) / max(abs(b), 1e-300):.1e}",
-                      f"rel s.e. {e / max(abs(b), 1e-300):.1e}")
-                assert abs(abs(a) - abs(b)) <= 3 * e + 1e-4 * abs(b) + 1e-12, (branch, om, k, a, b, e)
+    sols = solve_batch(p, [2.0] * 3, "positional", omegas=omegas, qmc_config=QMCConfig(points=16384, scrambles=8))
+    for om, s in zip(omegas, sols):
+        ref = solve_point(p.replace(omega=om), 2.0, "positional", stability=False)
+        assert s.converged and ref.converged
+        for k in ("q", "m", "V", "eps_g", "e_t"):
+            a, b, e = s.values[k], getattr(ref, k), s.errors[k]
+            print(om, k, f"rel dev {abs(abs(a) - abs(b)) / abs(b):.1e}", f"rel s.e. {e / abs(b):.1e}")
+            assert abs(abs(a) - abs(b)) <= min(3 * e, 5e-3 * abs(b)) + 1e-4 * abs(b), (om, k, a, b, e)
