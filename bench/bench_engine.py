@@ -122,7 +122,8 @@ def _batch(p2, a, record) -> None:
 def _write(rows, load0, stamp) -> None:
     load1 = os.getloadavg()
     header = f"### Measured (run started {stamp})"
-    text = [header, "", f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
+    text = [header, "",
+            f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
             f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} now.",
             "", "| what | outcome | time |", "|---|---|---|"] + [f"| {w} | {o} | {t} |" for w, o, t in rows]
     doc = DOC.read_text()

@@ -9,12 +9,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from attnphase.errors import ParameterError
 from attnphase.model import ModelParams
 from attnphase.theory import channel_general as CG
 from attnphase.theory import prox as NP
 from attnphase.theory import prox_general as PG
 from attnphase.theory import qmc
-from attnphase.theory.engine import QMCConfig, default_init, solve, solve_batch
+from attnphase.theory.engine import QMCConfig, bucket, default_init, solve, solve_batch
 from attnphase.theory.solver import solve_point
 from attnphase.theory.state import OrderParams
 
@@ -91,7 +92,30 @@ def test_coarse_stage_does_not_change_the_fixed_point():
     assert prov["coarse_points"] == 256 and prov["newton"]["scout"] == PG.SCOUT_STEPS
 
 
+def test_compacted_batch_equals_separate_solves():
+    """A batch of 12 rows (6 points × 2 scrambles) whose points converge at different iterations: the compacted
+    map (rows drop out, buckets of 8) gives each point what its own solve gives, status included."""
+    p = ModelParams(omega=0.3)
+    cfg = QMCConfig(points=256, scrambles=2)
+    alphas = [0.9, 1.2, 1.6, 2.0, 2.5, 3.0]
+    batch = solve_batch(p, alphas, "semantic", qmc_config=cfg, max_steps=60)
+    assert len({b.iterations for b in batch}) > 1           # the rows really leave at different times
+    for a, b in zip(alphas, batch):
+        s = solve(p, a, "semantic", qmc_config=cfg, max_steps=60)
+        assert s.status is b.status and s.iterations == b.iterations
+        for k in ("q", "theta", "V", "e_t"):
+            np.testing.assert_allclose(b.values[k], s.values[k], rtol=1e-9)
+    assert bucket(3, 12) == 8 and bucket(9, 12) == 12 and bucket(9, 40) == 16 and bucket(1, 4) == 4
+
+
+def test_coarse_stage_bad_input():
+    with pytest.raises(ParameterError, match="coarse"):
+        QMCConfig(coarse=1000)
+    assert QMCConfig(points=512).stages == (512,) and QMCConfig().stages == (1024, 4096)
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_positional_branch_within_5e_3_of_split_rule_at_16384_x_8():
     """Acceptance (issue 11), the positional half: the default size (4096 × 4) has a standard error of ~6–8e-3
     on q and V there (noise, not bias: docs/theory_general.md), so ≤ 5e-3 needs 16384 points × 8 scrambles.

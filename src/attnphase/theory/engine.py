@@ -116,10 +116,12 @@ class GeneralSolution:
                          "theta_sv": np.asarray(self.values["theta_sv"]).tolist()}
         d["provenance"] = {"params": self.params.to_dict(), "integrator": self.integrator,
                            "qmc_points": self.qmc.points, "scrambles": self.qmc.scrambles,
-                           "seeds": list(self.qmc.seeds), "coarse_points": self.qmc.coarse,
+                           "seeds": list(self.qmc.seeds),
+                           "coarse_points": self.qmc.stages[0] if len(self.qmc.stages) > 1 else 0,
                            "coarse_rtol": COARSE_RTOL, "version": self.version,
                            "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
-                                      "random_starts": PG.RANDOM_STARTS}}
+                                      "random_starts": PG.RANDOM_STARTS,
+                                      "derivatives": "closed form"}}
         return d
 
 

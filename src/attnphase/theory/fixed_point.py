@@ -36,8 +36,9 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
     ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
     with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
-    active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the ``Run.history`` of a previous run on a map with
-    nearly the same Jacobian (e.g. the same map on fewer integration points); its secant pairs seed Anderson.
+    active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
+    ``Run.history`` of a previous run on a map with nearly the same Jacobian (e.g. the same map on fewer
+    integration points); its secant pairs seed Anderson.
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)

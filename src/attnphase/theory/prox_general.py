@@ -4,8 +4,9 @@
 The problem is non-convex with several basins (MODEL.md §7). Multi-start Newton: starts at ω, −ω, every other
 token permutation of ω (up to ``MAX_PERMUTATIONS``), the teacher-informed start (h* in the student's first r*
 directions, scaled to ω's norm), and ``RANDOM_STARTS`` fixed random points around ω within the radius
-``2σ√λ_max(V)`` that bounds ``|ĥ − ω|`` (ℓ ≤ 2σ²); each start runs ``SCOUT_STEPS`` modified Newton steps (closed-form derivatives, :func:`derivatives`)
-(LDLᵀ with pivots made positive, step capped, best of a few step lengths), then the start of lowest value
+``2σ√λ_max(V)`` that bounds ``|ĥ − ω|`` (ℓ ≤ 2σ²); each start runs ``SCOUT_STEPS`` modified Newton steps
+(closed-form derivatives, :func:`derivatives`; LDLᵀ with pivots made positive, step capped, best of a few step
+lengths), then the start of lowest value
 runs ``POLISH_STEPS`` more (quadratic convergence: |∇F| ~ 1e-10 and below).
 All functions act on ONE point; ``jax.vmap`` batches them.
 """
