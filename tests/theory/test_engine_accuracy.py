@@ -103,8 +103,8 @@ def test_compacted_batch_equals_separate_solves():
     for a, b in zip(alphas, batch):
         s = solve(p, a, "semantic", qmc_config=cfg, max_steps=60)
         assert s.status is b.status and s.iterations == b.iterations
-        for k in ("q", "theta", "V", "e_t"):
-            np.testing.assert_allclose(b.values[k], s.values[k], rtol=1e-9)
+        for k in ("q", "theta", "V", "e_t"):       # round-off of differently shaped vmaps, iterated: ~1e-9
+            np.testing.assert_allclose(b.values[k], s.values[k], rtol=1e-7)
     assert bucket(3, 12) == 8 and bucket(9, 12) == 12 and bucket(9, 40) == 16 and bucket(1, 4) == 4
 
 
