@@ -2,8 +2,10 @@
 randomized-QMC expectations, integration error bars from independent scrambles, and provenance.
 
 ``solve_batch(params, alphas, branch, omegas=…, sigmas=…, lams=…)`` solves a batch of points that share the
-structure (L, r, r*, A, P) in lockstep: the map over all (point, scramble) pairs is ONE jit-compiled, vmapped
-function; float64 is requested explicitly (``jax.enable_x64`` around every computation, no global switch).
+structure (L, r, r*, A, P) together: the map over the (point, scramble) rows is ONE jit-compiled, vmapped
+function; rows that have converged (or failed) drop out and the active ones are padded to a power of two
+(``bucket``), so a frozen point costs nothing. Two stages: converge on the first ``QMCConfig.coarse`` points,
+then on all. float64 is requested explicitly (``jax.enable_x64`` around every computation, no global switch).
 Each (point, scramble) is an independent fixed point on its own point set; a point's value is the mean over
 its scrambles and ``*_err`` their standard error.
 """
@@ -31,16 +33,22 @@ BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
            "free": ()}
 SCALARS = ("q", "m", "theta", "V")
+COARSE_RTOL = 1e-3
+"""Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
+~1e-2 relative, so a tighter tolerance buys nothing)."""
 
 
 @dataclass(frozen=True)
 class QMCConfig:
     """Resolution of the QMC integrator: ``points`` Sobol points per scramble, ``scrambles`` independent
-    scrambles with seeds ``seed, seed+1, …``."""
+    scrambles with seeds ``seed, seed+1, …``. ``coarse``: the fixed point is first converged (to
+    ``COARSE_RTOL``) on the first ``coarse`` points of each scramble (a subset of the full set: Sobol points
+    are nested), then on all ``points``; 0, or a value >= ``points``, skips that stage."""
 
     points: int = qmc.DEFAULT_POINTS
     scrambles: int = qmc.DEFAULT_SCRAMBLES
     seed: int = 0
+    coarse: int = qmc.DEFAULT_COARSE
 
     def __post_init__(self) -> None:
         n = check_int("qmc_points", self.points, 2)
@@ -49,6 +57,14 @@ class QMCConfig:
         if check_int("scrambles", self.scrambles, 1) < 2:
             raise ParameterError("scrambles", "an integer >= 2 (the error bar needs two)", self.scrambles)
         check_int("seed", self.seed, 0)
+        c = check_int("coarse", self.coarse, 0)
+        if c and c & (c - 1):
+            raise ParameterError("coarse", "0 or a power of two (Sobol balance)", c)
+
+    @property
+    def stages(self) -> tuple[int, ...]:
+        """Point counts of the stages: (coarse, points), or (points,) without a coarse stage."""
+        return (self.coarse, self.points) if 0 < self.coarse < self.points else (self.points,)
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -100,9 +116,12 @@ class GeneralSolution:
                          "theta_sv": np.asarray(self.values["theta_sv"]).tolist()}
         d["provenance"] = {"params": self.params.to_dict(), "integrator": self.integrator,
                            "qmc_points": self.qmc.points, "scrambles": self.qmc.scrambles,
-                           "seeds": list(self.qmc.seeds), "version": self.version,
+                           "seeds": list(self.qmc.seeds),
+                           "coarse_points": self.qmc.stages[0] if len(self.qmc.stages) > 1 else 0,
+                           "coarse_rtol": COARSE_RTOL, "version": self.version,
                            "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
-                                      "random_starts": PG.RANDOM_STARTS}}
+                                      "random_starts": PG.RANDOM_STARTS,
+                                      "derivatives": "closed form"}}
         return d
 
 
@@ -130,11 +149,13 @@ def _pin(h: Hats, branch: str) -> Hats:
 
 @lru_cache(maxsize=16)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str):
-    """The jit-compiled map over a batch: X (B, S, n), knobs (B,), xi (S, N, L, r), y (S, N, L, r*)."""
+    """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
+    sets xi (S, N, L, r), y (S, N, L, r*)."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
-    def one(xf, knobs, xi, y):
+    def one(xf, knobs, s, xi_all, y_all):
+        xi, y = xi_all[s], y_all[s]
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets)
         hats = _pin(out.hats, branch)
@@ -145,8 +166,18 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
         return flatten(fx), CG.valid(x, hats, knobs), aux
 
-    inner = jax.vmap(one, in_axes=(0, None, 0, 0))      # over scrambles
-    return jax.jit(jax.vmap(inner, in_axes=(0, 0, None, None)))   # over points
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None)))
+
+
+MIN_BUCKET = 8
+"""Fewest rows a compacted map call is padded to (each new row count costs one compilation)."""
+
+
+def bucket(n: int, total: int) -> int:
+    """Padded row count for ``n`` active rows out of ``total``: the next power of two, at least ``MIN_BUCKET``,
+    at most ``total`` (few distinct shapes, few compilations; at most 2× the work of the active rows, against
+    all ``total`` rows without compaction)."""
+    return min(total, max(MIN_BUCKET, 1 << max(0, int(n - 1).bit_length())))
 
 
 def _points(params: ModelParams, cfg: QMCConfig):
@@ -201,20 +232,38 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     n = x0.shape[-1]
     blocks = shapes(r, k, rs)
     with jax.enable_x64(True):
-        xi, y = (jnp.asarray(a) for a in _points(params, qmc_config))
+        xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
         fmap = _compiled_map(L, r, rs, k, params.A, params.P, branch)
-        knobs = CG.Knobs(*(jnp.asarray(v) for v in (al, om, sg, lm)))
-
-        def F(X):
-            fx, ok, aux = fmap(jnp.asarray(X.reshape(B, S, n)), knobs, xi, y)
-            flat = lambda v: np.asarray(v).reshape((B * S,) + np.shape(v)[2:])  # noqa: E731
-            return flat(fx), flat(ok), {key: flat(v) for key, v in aux.items()}
-
+        row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
         sig_flat = np.repeat(sg, S)
-        run = fixed_point.iterate(F, x0.reshape(B * S, n),
-                                  lambda X, Y: block_residual(X, Y, blocks, sig_flat),
-                                  rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
-                                  admissible=lambda v: _admissible(v, r, k, rs))
+        X = x0.reshape(B * S, n)
+        used = np.zeros(B * S, int)
+        stages = qmc_config.stages
+        hist = None
+        for i_stage, N in enumerate(stages):
+            xi, y = xi_all[:, :N], y_all[:, :N]
+
+            def F(Xa, idx, xi=xi, y=y):
+                m = len(idx)
+                pad = np.concatenate([idx, np.full(bucket(m, B * S) - m, idx[-1])])
+                Xp = np.concatenate([Xa, np.repeat(Xa[-1:], len(pad) - m, axis=0)])
+                knobs = CG.Knobs(*(jnp.asarray(v[pad]) for v in row_knobs))
+                fx, ok, aux = fmap(jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y)
+                cut = lambda v: np.asarray(v)[:m]  # noqa: E731
+                return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
+
+            final = i_stage == len(stages) - 1
+            run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
+                                      rtol=rtol if final else max(rtol, COARSE_RTOL),
+                                      max_steps=max_steps, damping=damping, anderson=anderson,
+                                      admissible=lambda v: _admissible(v, r, k, rs), history=hist,
+                                      compact=True)
+            used += run.iterations
+            hist = run.history
+            if not final:          # a coarse stage that failed leaves that point at its start
+                ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
+                X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
+        run.iterations = used
     return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
                      branch, run, slice(i * S, (i + 1) * S), qmc_config) for i in range(B)]
 

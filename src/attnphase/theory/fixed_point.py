@@ -23,17 +23,22 @@ class Run:
     status: np.ndarray          # object array of Status
     iterations: np.ndarray
     residual: np.ndarray
+    history: tuple = ((), ())   # the Anderson secant pairs (dX, dF) per point, to continue on a similar map
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
-            damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None) -> Run:
+            damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
+            history: tuple | None = None, compact: bool = False) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
     Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
-    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points are evaluated with the batch (the
-    shapes stay static) but no longer move.
+    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
+    with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
+    active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
+    ``Run.history`` of a previous run on a map with nearly the same Jacobian (e.g. the same map on fewer
+    integration points); its secant pairs seed Anderson.
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -48,13 +53,23 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     active = np.ones(B, bool)
     aux: dict = {}
     dX, dF = [[] for _ in range(B)], [[] for _ in range(B)]
+    if history is not None and len(history[0]) == B:
+        dX, dF = [list(v) for v in history[0]], [list(v) for v in history[1]]
     last_x = last_f = None
     for it in range(1, max_steps + 1):
-        FX, ok, out = F(X)
-        FX, ok = np.asarray(FX), np.asarray(ok)
+        idx = np.nonzero(active)[0]
+        if compact:
+            FXa, oka, out = F(X[idx], idx)
+            FX, ok = X.copy(), np.ones(B, bool)
+            FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
+        else:
+            FX, ok, out = F(X)
+            FX, ok = np.asarray(FX), np.asarray(ok)
         for k, v in out.items():
             v = np.asarray(v)
-            aux[k] = v.copy() if k not in aux else np.where(active.reshape((-1,) + (1,) * (v.ndim - 1)), v, aux[k])
+            if k not in aux:
+                aux[k] = np.zeros((B,) + v.shape[1:], v.dtype)
+            aux[k][idx] = v if compact else v[idx]
         finite = np.all(np.isfinite(FX), axis=1)
         r_now = np.where(finite, residual(X, np.where(finite[:, None], FX, X)), np.inf)
         res = np.where(active, r_now, res)
@@ -70,11 +85,14 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             break
         f = FX - X
         X_new = X + damping * f
-        if anderson and last_x is not None:
+        if anderson:
             for b in np.nonzero(active)[0]:
-                dX[b].append(X[b] - last_x[b])
-                dF[b].append(f[b] - last_f[b])
-                del dX[b][:-anderson], dF[b][:-anderson]
+                if last_x is not None:
+                    dX[b].append(X[b] - last_x[b])
+                    dF[b].append(f[b] - last_f[b])
+                    del dX[b][:-anderson], dF[b][:-anderson]
+                if not dX[b]:
+                    continue
                 Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
                 gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
                 cand = X[b] + damping * f[b] - (Xm + damping * Fm) @ gam
@@ -83,4 +101,4 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res)
+    return Run(X, aux, status, iters, res, (dX, dF))

@@ -15,6 +15,8 @@ from ..errors import ParameterError, check_int
 
 DEFAULT_POINTS = 4096
 """Sobol points per scramble (a power of two)."""
+DEFAULT_COARSE = 1024
+"""Points per scramble of the engine's coarse stage (see ``engine.QMCConfig``)."""
 DEFAULT_SCRAMBLES = 4
 """Independent scrambles: the reported value is their mean, the error bar their standard error."""
 
