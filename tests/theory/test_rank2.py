@@ -106,3 +106,47 @@ def test_map_commutes_with_rotations_singular_q():
     for name in ("M_hat", "theta_hat"):
         np.testing.assert_allclose(np.asarray(getattr(b.hats, name)), O @ np.asarray(getattr(a.hats, name)),
                                    atol=1e-9)
+
+
+@pytest.mark.parametrize("branch", ["semantic", "positional", "mixed"])
+def test_canonical_gauge_fixes_the_orbit_with_a_vanishing_signal_block(branch):
+    """canonical_gauge(O·x) = canonical_gauge(x) for random rotations O, also when θ = 0 (positional) or M = 0
+    (semantic): a zero leading column of [θ, M] must not leave the gauge free."""
+    from attnphase.theory.state import canonical_gauge
+    rng = np.random.default_rng(3)
+    th = (0.0, 0.0) if branch == "positional" else (0.12, 0.03)
+    M = (0.0, 0.0) if branch == "semantic" else (0.05, 0.21)
+    x = _rank2([[0.08, 0.01], [0.01, 0.03]], th=th, M=M, V=[[15.0, 0.2], [0.2, 14.0]])
+    with jax.enable_x64(True):
+        ref = canonical_gauge(OrderParams(*(jnp.asarray(b) for b in x)))
+        for _ in range(4):
+            O = np.linalg.qr(rng.normal(size=(2, 2)))[0]
+            xr = OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
+            got = canonical_gauge(OrderParams(*(jnp.asarray(b) for b in xr)))
+            for a, b in zip(got, ref):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------- fixed points (slow)
+@pytest.mark.slow
+def test_rank2_fixed_points_semantic_positional_mixed_alpha2():
+    """r = 2, r* = 1, ω = 0.3, α = 2 (MODEL.md §8; issue 11): the pinned semantic branch converges (its second
+    direction fits noise: q has rank 2), and the unpinned ``free`` branch from the mixed start converges to a
+    point with meaning on one direction and position on the other, of lower e_t than the pinned branches and
+    than the rank-1 semantic point (a rank-2 student can do at least as well). Full comparison with finite-d
+    minimisers: bench/bench_theory_vs_finite_d.py (docs/theory_general.md)."""
+    from attnphase.theory.engine import QMCConfig, solve
+    from attnphase.theory.solver import solve_point
+    p = ModelParams(r=2, omega=0.3)
+    cfg = QMCConfig(points=512, scrambles=2)
+    sem = solve(p, 2.0, "semantic", qmc_config=cfg, damping=0.3)
+    mix = solve(p, 2.0, "free", qmc_config=cfg, damping=0.3)
+    assert sem.converged and mix.converged, (sem.status, mix.status)
+    eig = np.asarray(sem.values["q_eig"])
+    assert eig[0] > 0.1 * eig[1]                                   # second direction used (noise)
+    assert sem.values["m"] == 0.0 and sem.values["theta"] > 0.1
+    assert mix.values["m"] > 0.15 and mix.values["theta"] > 0.08   # both signals on
+    r1 = solve_point(ModelParams(omega=0.3), 2.0, "semantic", nodes=6, stability=False)
+    e = lambda s: (s.values["e_t"], 3 * s.errors["e_t"])  # noqa: E731
+    assert e(mix)[0] + e(mix)[1] < e(sem)[0] - e(sem)[1]
+    assert e(sem)[0] + e(sem)[1] < r1.e_t
