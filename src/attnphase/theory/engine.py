@@ -125,7 +125,7 @@ def default_init(params: ModelParams, branch: str) -> OrderParams:
         q, V = s2 * np.diag([0.24, 0.08] + [0.08] * (r - 2)), 68.0 * s2 * np.eye(r)
         th[0, 0], M[1, 0] = 0.4 * s2, 0.44 * s
         return OrderParams(q, M, th, V)
-    q = (0.2 if pos else 0.4) * s2 * np.eye(r)
+    q = (0.2 if pos and params.L == 2 else 0.4) * s2 * np.eye(r)   # L = 3 positional: q = 0.2σ² is invalid
     V = (44.0 if pos else 48.0) * s2 * np.eye(r)
     if r > 1:
         q[1:, 1:] = 0.13 * s2 * np.eye(r - 1)
