@@ -150,3 +150,18 @@ def test_rank2_fixed_points_semantic_positional_mixed_alpha2():
     e = lambda s: (s.values["e_t"], 3 * s.errors["e_t"])  # noqa: E731
     assert e(mix)[0] + e(mix)[1] < e(sem)[0] - e(sem)[1]
     assert e(sem)[0] + e(sem)[1] < r1.e_t
+
+
+def test_canonical_gauge_with_ref_keeps_the_free_sign_of_the_input():
+    """Semantic state (M = 0, r = 2): the second direction's sign is not fixed by the signal; with ``ref`` it
+    follows the reference (continuity of the map at an even fixed point), without it the q₀₁ >= 0 rule."""
+    from attnphase.theory.state import canonical_gauge
+    x = _rank2([[0.08, -1e-4], [-1e-4, 0.03]], th=(0.12, 0.0), V=[[15.0, -0.2], [-0.2, 37.0]])
+    flip = np.diag([1.0, -1.0])
+    xf = OrderParams(flip @ x.q @ flip, flip @ x.M, flip @ x.theta, flip @ x.V @ flip)
+    with jax.enable_x64(True):
+        jx = OrderParams(*(jnp.asarray(b) for b in x))
+        jf = OrderParams(*(jnp.asarray(b) for b in xf))
+        assert float(canonical_gauge(jx).q[0, 1]) > 0
+        np.testing.assert_allclose(np.asarray(canonical_gauge(jf, ref=jx).q), x.q, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(canonical_gauge(jx, ref=jf).q), xf.q, atol=1e-14)
