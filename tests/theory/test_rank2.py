@@ -138,8 +138,10 @@ def test_rank2_fixed_points_semantic_positional_mixed_alpha2():
     from attnphase.theory.engine import QMCConfig, solve
     from attnphase.theory.solver import solve_point
     p = ModelParams(r=2, omega=0.3)
-    cfg = QMCConfig(points=512, scrambles=2)
-    sem = solve(p, 2.0, "semantic", qmc_config=cfg, damping=0.3)
+    cfg = QMCConfig(points=256, scrambles=2)
+    # the semantic r = 2 map is rough (ĥ₂ jumps between ± minima): plain damping converges, Anderson and
+    # 512 × 4 points stall at a residual ~1e-2 (docs/theory_general.md)
+    sem = solve(p, 2.0, "semantic", qmc_config=cfg, damping=0.5, anderson=0)
     mix = solve(p, 2.0, "free", qmc_config=cfg, damping=0.3)
     assert sem.converged and mix.converged, (sem.status, mix.status)
     eig = np.asarray(sem.values["q_eig"])
