@@ -87,15 +87,23 @@ def run_finite_d(struct, init, alpha, d, instances, out_dir: Path, rerun=False) 
 
 
 def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=False) -> list[dict]:
-    """Theory points of one branch (one vmapped batch, cached as JSON). r > 1: damping 0.3 (the positional
-    direction's map oscillates at the default 0.6, docs/theory_general.md)."""
+    """Theory points of one branch (one vmapped batch, cached as JSON). r > 1 (docs/theory_general.md): free
+    with damping 0.3 (the positional direction's map oscillates at the default 0.6); the pinned branches with
+    plain damping 0.5, no Anderson (their noise direction makes the map rough: Anderson stalls at ~1e-2)."""
     tag = "_".join(f"{a:g}" for a in alphas)
     f = out_dir / f"theory_{struct}_{branch}_a{tag}_N{cfg.points}x{cfg.scrambles}.json"
     if f.exists() and not rerun:
         return json.loads(f.read_text())
     p = ModelParams(omega=OMEGA, **STRUCTURES[struct]["params"])
     t = time.perf_counter()
-    sols = solve_batch(p, list(alphas), branch, qmc_config=cfg, damping=0.3 if p.r > 1 else 0.6, max_steps=300)
+    knobs = {} if p.r == 1 else dict(damping=0.3) if branch == "free" else dict(damping=0.5, anderson=0)
+    if branch == "free":      # continuation in α: each point starts from the previous converged one
+        sols, init = [], None
+        for a in sorted(alphas):
+            sols += solve_batch(p, [a], branch, qmc_config=cfg, max_steps=300, init=init, **knobs)
+            init = sols[-1].x if sols[-1].converged else init
+    else:
+        sols = solve_batch(p, list(alphas), branch, qmc_config=cfg, max_steps=300, **knobs)
     wall = time.perf_counter() - t
     out = [dict(s.to_dict(), wall_s=wall) for s in sols]
     for t, s in zip(out, sols):
@@ -231,7 +239,7 @@ def main(argv=None) -> int:
         "Produced by `python bench/bench_theory_vs_finite_d.py` (cached JSON in `docs/data/theory_vs_finite_d/`; "
         "`--rerun` recomputes; see the script's docstring). ω = 0.3, σ = 0.5, λ = 0.01; finite d: L-BFGS "
         f"(`attnphase simulate --optimizer lbfgs`), d = {a.d}, {a.instances} instances per case, exact ε_g; "
-        f"theory: QMC engine, {cfg.points} points × {cfg.scrambles} scrambles, damping 0.3 at r = 2.",
+        f"theory: QMC engine, {cfg.points} points × {cfg.scrambles} scrambles (r = 2: damping 0.3 free, 0.5 without Anderson pinned).",
         "",
         "### Theory fixed points", "", *theory_table(theory_all), "",
         "### Finite-d clusters against the nearest theory fixed point", "",
