@@ -15,6 +15,13 @@ from . import prox_general as PG
 from .state import Hats, OrderParams
 
 _EIG_FLOOR = 1e-14
+RANGE_RTOL = 1e-2
+"""Eigen-directions of q below ``RANGE_RTOL · λ_max(q)`` count as its null space (a student direction that
+carries (almost) nothing): there q^{-1/2} is replaced by the pseudo-inverse and V̂ by the derivative form
+(MODEL.md §8). The Stein column of a direction of variance w carries QMC noise ∝ w^{-1/2} (measured at 2048
+points: ~10 % of V̂ at w/λ_max = 5e-3); the derivative form has none and is exact as w → 0 (see :func:`v_hat`).
+A fixed point cannot sit below the cut with a broken h₂ → −h₂ symmetry (q̂₂₂ would then be O(1)), so the
+cut moves the iteration's path, not its fixed points."""
 
 
 class Knobs(NamedTuple):
@@ -31,6 +38,8 @@ class ChannelOut(NamedTuple):
     EM: jnp.ndarray          # E[min value] (Moreau envelope)
     eps_g: jnp.ndarray       # E ℓ(ω, h*) at the student means (MODEL.md §8)
     max_grad: jnp.ndarray    # worst |∇F| at the returned minimisers
+    V_hat_deriv: jnp.ndarray  # −α E[Σ_l ∂g_l/∂ω_l] (implicit-function form, all columns; for checks)
+    null_dim: jnp.ndarray    # number of directions of q treated as null (derivative form used there)
 
 
 def sym_power(S, p):
@@ -39,21 +48,66 @@ def sym_power(S, p):
     return (U * jnp.maximum(w, _EIG_FLOOR) ** p) @ U.T
 
 
+def range_mask(S, rtol=RANGE_RTOL):
+    """Eigen-decomposition ``S = U diag(w) Uᵀ`` of a symmetric PSD S and the mask of its range
+    (``w > rtol · max(w)``)."""
+    w, U = jnp.linalg.eigh(0.5 * (S + S.T))
+    return w, U, w > rtol * jnp.maximum(jnp.max(w), _EIG_FLOOR)
+
+
+def pinv_power(S, p, rtol=RANGE_RTOL):
+    """``S^p`` on the range of a symmetric PSD S and 0 on its null space (p < 0: pseudo-inverse powers;
+    the range as in :func:`range_mask`)."""
+    w, U, keep = range_mask(S, rtol)
+    return (U * jnp.where(keep, jnp.maximum(w, _EIG_FLOOR) ** p, 0.0)) @ U.T
+
+
+def null_projector(S, rtol=RANGE_RTOL):
+    """Orthogonal projector on the null space of a symmetric PSD S (complement of :func:`range_mask`)."""
+    _, U, keep = range_mask(S, rtol)
+    return (U * jnp.where(keep, 0.0, 1.0)) @ U.T
+
+
 def fields(x: OrderParams, sigma, xi, y, P):
     """Student means ``ω = ξ q^{1/2} + P Mᵀ`` (N, L, r) and teacher pre-activations
-    ``h* = ξ q^{-1/2} θ + y (ρ − θᵀ q⁻¹ θ)^{1/2}`` (N, L, r*), ρ = σ² I (MODEL.md §8)."""
+    ``h* = ξ q^{-1/2} θ + y (ρ − θᵀ q⁻¹ θ)^{1/2}`` (N, L, r*), ρ = σ² I (MODEL.md §8). θ lies in the range of q
+    (the token covariance is PSD), so q^{-1/2}, q⁻¹ are pseudo-inverses: a singular q (unused direction) is fine."""
     rs = x.theta.shape[1]
-    qh, qmh = sym_power(x.q, 0.5), sym_power(x.q, -0.5)
-    res = sigma ** 2 * jnp.eye(rs) - x.theta.T @ sym_power(x.q, -1.0) @ x.theta
+    qh, qmh = pinv_power(x.q, 0.5), pinv_power(x.q, -0.5)
+    res = sigma ** 2 * jnp.eye(rs) - x.theta.T @ pinv_power(x.q, -1.0) @ x.theta
     R = sym_power(res, 0.5)
     w = xi @ qh + (P @ x.M.T)[None]
     hs = xi @ (qmh @ x.theta) + y @ R
     return w, hs, R
 
 
+def dg_domega(h, T, V, sigma2):
+    """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ (L, r) of one sample, by the
+    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``."""
+    L, r = h.shape
+    H = jax.hessian(lambda v: PG.loss(v.reshape(L, r), T, sigma2))(h.ravel())
+    K = jnp.kron(jnp.eye(L), jnp.linalg.inv(V))
+    dg = K @ (jnp.linalg.solve(K + H, K) - jnp.eye(L * r))
+    return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
+
+
+def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
+    """``V̂ = −α E[Σ_l ∂g_l/∂ω_l]`` (MODEL.md §8), symmetrised. On the range of q by Stein in ξ,
+    ``−α E[gᵀξ] q^{-1/2} + θ̂ θᵀ q⁻¹`` (it keeps the jump terms of a discontinuous ĥ); on the null space of q
+    (where ω does not move with ξ and Stein says nothing) by the derivative form from ``dg`` (N, r, r). The
+    null columns are exact there: ℓ is even in every student direction (h hᵀ), so at ω_b = 0 a basin boundary
+    has no normal component along b and there are no jump terms."""
+    mean = lambda a: jnp.mean(a, axis=0)  # noqa: E731
+    stein = -alpha * mean(jnp.einsum("nlr,nls->nrs", g, xi)) @ pinv_power(x.q, -0.5) \
+        + theta_hat @ x.theta.T @ pinv_power(x.q, -1.0)
+    deriv = -alpha * mean(dg)
+    V_hat = stein + deriv @ null_projector(x.q)
+    return 0.5 * (V_hat + V_hat.T), 0.5 * (deriv + deriv.T)
+
+
 def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets) -> ChannelOut:
-    """Hats in Stein form (MODEL.md §8): ``q̂ = α E[gᵀg]``, ``M̂ = α E[gᵀP]``,
-    ``θ̂ = α E[gᵀy] R⁻¹``, ``V̂ = −α E[gᵀξ] q^{-1/2} + θ̂ θᵀ q⁻¹`` (symmetrised), with ``g = (ĥ − ω) V⁻¹``."""
+    """Hats (MODEL.md §8): ``q̂ = α E[gᵀg]``, ``M̂ = α E[gᵀP]``, ``θ̂ = α E[gᵀy] R⁻¹`` and V̂ by :func:`v_hat`
+    (Stein on the range of q, derivative form on its null space), with ``g = (ĥ − ω) V⁻¹``."""
     alpha, sigma2 = knobs.alpha, knobs.sigma ** 2
     w, hs, R = fields(x, knobs.sigma, xi, y, P)
     T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
@@ -64,11 +118,12 @@ def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets) -> ChannelOut:
     M_hat = alpha * mean(jnp.einsum("nlr,lk->nrk", g, P))
     Rinv = sym_power(R @ R, -0.5)
     theta_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, y)) @ Rinv
-    V_hat = -alpha * mean(jnp.einsum("nlr,nls->nrs", g, xi)) @ sym_power(x.q, -0.5) \
-        + theta_hat @ x.theta.T @ sym_power(x.q, -1.0)
-    V_hat = 0.5 * (V_hat + V_hat.T)
+    dg = jax.vmap(dg_domega, in_axes=(0, 0, None, None))(h, T, x.V, sigma2)
+    V_hat, V_hat_deriv = v_hat(x, alpha, theta_hat, g, xi, dg)
     eg = mean(jax.vmap(PG.loss, in_axes=(0, 0, None))(w, T, sigma2))
-    return ChannelOut(Hats(0.5 * (q_hat + q_hat.T), M_hat, theta_hat, V_hat), mean(Fmin), eg, jnp.max(gn))
+    null_dim = jnp.sum(~range_mask(x.q)[2])
+    return ChannelOut(Hats(0.5 * (q_hat + q_hat.T), M_hat, theta_hat, V_hat), mean(Fmin), eg, jnp.max(gn),
+                      V_hat_deriv, null_dim)
 
 
 def prior(hats: Hats, knobs: Knobs) -> OrderParams:

@@ -127,19 +127,28 @@ class GeneralSolution:
 
 def default_init(params: ModelParams, branch: str) -> OrderParams:
     """A starting point on the branch's subspace, scaled with σ (at σ = 0.5 the §6 magnitudes: semantic
-    q ≈ 0.1, V ≈ 12, θ ≈ 0.15; positional q ≈ 0.05, V ≈ 11, m ≈ 0.25). For ``free`` with r > 1 the informed
-    start puts meaning on the student's first direction and position on its second (issue 11)."""
+    q ≈ 0.1, V ≈ 12, θ ≈ 0.15; positional q ≈ 0.05, V ≈ 11, m ≈ 0.25).
+
+    r > 1 (issue 11; fixed points measured at σ = 0.5, λ = 0.01, ω = 0.3, α ∈ [1, 2], docs/theory_general.md):
+    the pinned branches start with q and V proportional to I (the further directions fit noise at the fixed
+    point, q₂₂ ≈ 0.13σ²; starting them there instead failed more often, measured at 512 × 4 QMC); ``free``
+    starts at the mixed point: meaning on the first direction (θ ≈ 0.4 σ², q₁₁ ≈ 0.24 σ²), position on the
+    second (m ≈ 0.44 σ, q₂₂ ≈ 0.08 σ²), V ≈ 68 σ²."""
     r, k, rs = params.r, params.k, params.r_star
     s2, s = params.sigma ** 2, params.sigma
     pos = branch == "positional"
-    q = (0.2 if pos else 0.4) * s2 * np.eye(r)
-    V = (44.0 if pos else 48.0) * s2 * np.eye(r)
     th = np.zeros((r, rs))
     M = np.zeros((r, k))
+    if branch == "free" and r > 1:
+        q, V = s2 * np.diag([0.24, 0.08] + [0.08] * (r - 2)), 68.0 * s2 * np.eye(r)
+        th[0, 0], M[1, 0] = 0.4 * s2, 0.44 * s
+        return OrderParams(q, M, th, V)
+    q = (0.2 if pos and params.L == 2 else 0.4) * s2 * np.eye(r)   # L = 3 positional: q = 0.2σ² is invalid
+    V = (44.0 if pos else 48.0) * s2 * np.eye(r)
     if branch in ("semantic", "free"):
         th[0, 0] = 0.6 * s2
     if branch in ("positional", "free"):
-        M[min(1, r - 1) if branch == "free" else 0, 0] = 0.5 * s
+        M[0, 0] = 0.5 * s
     return OrderParams(q, M, th, V)
 
 
@@ -161,7 +170,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         hats = _pin(out.hats, branch)
         fx = CG.prior(hats, knobs)
         if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
-            fx = canonical_gauge(fx)
+            fx = canonical_gauge(fx, ref=x)   # free signs aligned with the input (state.canonical_gauge)
         aux = {"hats": flatten(hats), "EM": out.EM, "eps_g": out.eps_g, "max_grad": out.max_grad,
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
         return flatten(fx), CG.valid(x, hats, knobs), aux

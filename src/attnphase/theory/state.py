@@ -49,21 +49,36 @@ def unflatten(v, r: int, k: int, r_star: int, cls=OrderParams):
     return cls(*out)
 
 
-def canonical_gauge(x: OrderParams) -> OrderParams:
+def canonical_gauge(x: OrderParams, ref: OrderParams | None = None) -> OrderParams:
     """Rotate ``x`` into a canonical gauge (``q → OqOᵀ, M → OM, θ → Oθ, V → OVOᵀ``; MODEL.md §8: the model is
     invariant under ``Q → QO``): O = Qᵀ from the QR factorisation of the signal block ``[θ, M]`` (r × (r*+k)),
     so that ``O[θ, M]`` is upper triangular with a non-negative diagonal; a direction the signal does not fix
-    (zero diagonal) gets the sign that makes ``(OqOᵀ)_{0j} >= 0``. Used for r > 1, where the iteration
-    otherwise drifts along the gauge orbit. (For r > rank[θ, M] + 1 the complement is not fully fixed.)"""
+    (zero diagonal) gets the sign that makes ``(OqOᵀ)_{0j} >= 0`` (after direction 0's sign is fixed). Columns of ``[θ, M]`` that vanish (θ on the
+    positional branch, M on the semantic one) are moved behind the others first: a zero leading column would
+    leave the QR's first direction arbitrary and the gauge unfixed (seen: M rotating on the r = 2 positional
+    branch). Used for r > 1, where the iteration otherwise drifts along the gauge orbit. (For
+    r > rank[θ, M] + 1 the complement is not fully fixed.) With ``ref`` (the map's input), an undetermined sign
+    is chosen to agree with ``ref`` instead: where the signal leaves a direction free, the fixed point is even in
+    it (q₀ⱼ = V₀ⱼ = 0 up to QMC noise) and the q₀ⱼ rule flips it from iteration to iteration (seen: the r = 2
+    semantic branch stuck at max_steps with a residual of ~2|q₀₁|/‖q‖)."""
     Z = jnp.concatenate([x.theta, x.M], axis=1)
+    norms = jnp.linalg.norm(Z, axis=0)
+    Z = Z[:, jnp.argsort(norms <= 1e-12 * (jnp.max(norms) + 1e-300), stable=True)]
     Qm, R = jnp.linalg.qr(Z, mode="complete")
     r = x.q.shape[0]
     n = min(r, Z.shape[1])
     diag = jnp.zeros(r).at[:n].set(jnp.diagonal(R)[:n])
     qrot = Qm.T @ x.q @ Qm
     scale = jnp.max(jnp.abs(Z)) + 1e-300
-    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, jnp.sign(diag), jnp.where(qrot[0] < 0, -1.0, 1.0))
-    s = s.at[0].set(jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, jnp.sign(diag[0]), 1.0))
+    s0 = jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, jnp.sign(diag[0]), 1.0)
+    if ref is None:
+        free_sign = jnp.where(s0 * qrot[0] < 0, -1.0, 1.0)
+    else:                   # align with ref: (OqOᵀ)_{0j}, (OVOᵀ)_{0j} of the same signs as ref's
+        Vrot = Qm.T @ x.V @ Qm
+        score = s0 * (qrot[0] * ref.q[0] + Vrot[0] * ref.V[0])
+        free_sign = jnp.where(score < 0, -1.0, 1.0)
+    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, jnp.sign(diag), free_sign)
+    s = s.at[0].set(s0)
     O = s[:, None] * Qm.T
     return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
 
