@@ -515,6 +515,10 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None) -> S
             a_birth = _theta_zero(branches["semantic"], end)
             if a_birth is not None and comp == "uninformative":
                 return Switch(a_birth, comp, "continuous", (a0, a1))
+            if comp == "uninformative" and _loses_stability(fps, comp, a0, a1):
+                # the uninformative point turns unstable (against θ) where the semantic branch appears: the
+                # semantic branch splits off it, e_t is continuous there
+                return Switch(float(end.alpha), comp, "continuous", (a0, a1))
             return Switch(float(end.alpha), comp, "semantic branch appears", (a0, a1))
         return Switch(None, comp, "semantic branch appears", (a0, a1))
     # the competitor stops being stable between a0 and a1: interpolate its growth factor's crossing of +1
@@ -524,6 +528,13 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None) -> S
     if math.isfinite(st0) and math.isfinite(st1) and st0 <= 1.0 < st1:
         return Switch(float(a0 + (1.0 - st0) * (a1 - a0) / (st1 - st0)), comp, "competitor loses stability", (a0, a1))
     return Switch(0.5 * (a0 + a1), comp, "competitor loses stability", (a0, a1))
+
+
+def _loses_stability(fps, kind: str, a0: float, a1: float) -> bool:
+    """True when the fixed point ``kind`` is stable at ``a0`` and a saddle at ``a1``."""
+    r0 = fps[(fps["alpha"] == a0) & (fps["kind"] == kind)]
+    r1 = fps[(fps["alpha"] == a1) & (fps["kind"] == kind)]
+    return bool(len(r0) and len(r1) and r0["stable"].iloc[0] and not r1["stable"].iloc[0])
 
 
 def _theta_zero(branch, end) -> float | None:
