@@ -69,3 +69,48 @@ def test_fixed_point_kind_by_overlaps():
     assert fixed_point_kind(SimpleNamespace(q=0.1, m=1e-9, theta=0.05), s) == "semantic"
     assert fixed_point_kind(SimpleNamespace(q=0.1, m=0.2, theta=0.0), s) == "positional"
     assert fixed_point_kind(SimpleNamespace(q=0.1, m=0.0, theta=-1e-8), s) == "uninformative"
+
+
+def test_uninformative_point_turns_unstable_between_0p6_and_0p7_at_sigma_0p7():
+    """σ = 0.7 (ω = 0.3, λ = 0.01): the uninformative point (m = θ = 0) is the stable fixed point at α = 0.6 and a
+    saddle at α = 0.7 — the semantic branch splits off it in between (α_c ≈ 0.642, docs/phase_boundaries.md)."""
+    from attnphase.theory import solve_point
+    p = ModelParams(omega=0.3, sigma=0.7, lam=0.01)
+    below, above = (solve_point(p, a, "uninformative", nodes=4, max_steps=100) for a in (0.6, 0.7))
+    assert below.converged and above.converged
+    assert below.stability < 1.0 < above.stability
+
+
+@pytest.mark.slow
+def test_sigma_0p7_alpha_c_is_the_continuous_birth_of_the_semantic_branch():
+    """The global minimum is the uninformative point below α_c and the semantic fixed point above; α_c is where
+    the semantic branch splits off the uninformative point (θ → 0), not an e_t crossing."""
+    from attnphase.phase import transition
+    r = transition(ModelParams(omega=0.3, sigma=0.7, lam=0.01), alphas=[0.6, 0.7], refine=False, mixed_alphas=[])
+    assert r.alpha_c_against == "uninformative" and r.alpha_c_kind == "continuous"
+    assert 0.63 < r.alpha_c < 0.66
+    kinds = {row["alpha"]: row["global_kind"] for _, row in r.global_minimum.iterrows()}
+    assert kinds[0.6] == "uninformative" and kinds[0.7] == "semantic"
+    fp = r.fixed_points
+    sem = fp[(fp["alpha"] == 0.7) & (fp["kind"] == "semantic")].iloc[0]
+    uni = fp[(fp["alpha"] == 0.7) & (fp["kind"] == "uninformative")].iloc[0]
+    assert sem["stable"] and not uni["stable"] and sem["e_t"] < uni["e_t"]
+    assert r.alpha_l is not None and r.alpha_l >= r.alpha_c
+
+
+@pytest.mark.slow
+def test_mixed_point_is_a_fixed_point_of_the_unpinned_map():
+    """Default σ, λ at ω = 0.3, α = 0.8: the semantic branch is a saddle (unstable against m) next to the valid
+    positional branch; the root finder's mixed point has m ≠ 0 and θ ≠ 0 and is a fixed point of the full map."""
+    from attnphase.phase.stability import MIXED_TOL, _free_map, mixed_search
+    from attnphase.theory import solve_point
+    p = ModelParams(omega=0.3)
+    sem, pos = (solve_point(p, 0.8, b, nodes=4) for b in ("semantic", "positional"))
+    rows = [r for r in mixed_search(p, 0.8, sem, pos, nodes=4, fractions=(0.3, 0.5, 0.7)) if r["mixed"]]
+    assert rows, "no mixed fixed point found"
+    r = rows[0]
+    x = np.array([r["q"], r["m"], r["V"], r["theta"]])
+    scale = MIXED_TOL * p.sigma * math.sqrt(x[0])
+    assert x[1] > scale and x[3] > scale
+    fx = _free_map(p, 0.8, 4)(x)
+    assert np.max(np.abs(fx - x) / np.abs(x)) < 1e-5
