@@ -53,7 +53,8 @@ def _row(sigma, lam, w, alphas=None) -> str:
         (DOCS / "data").mkdir(exist_ok=True)
         r.fixed_points.assign(omega=w, sigma=sigma, lam=lam).to_csv(
             DOCS / "data" / f"fixed_points_omega{w:g}_sigma{sigma:g}_lam{lam:g}.csv", index=False)
-    ends = "; ".join(f"{b[:3]}: {e['alpha']:.3f} {e['kind']}" for b, e in d["ends"].items() if e) or "—"
+    ends = "; ".join(f"{b[:3]}{' begins' if b.endswith('_begin') else ''}: {e['alpha']:.3f} {e['kind']}"
+                     for b, e in d["ends"].items() if e) or "—"
     paper = PAPER.get(w) if (sigma, lam) == (0.5, 0.01) else None
     glob = ", ".join(f"{g['kind']} [{g['alpha_from']:g}, {g['alpha_to']:g}]" for g in d["global_kinds"])
     reason = "; ".join(x for x in (d["alpha_c_reason"], d["alpha_l_reason"]) if x)
