@@ -45,33 +45,48 @@ COLUMNS = ("| ω | σ | λ | α_c (ours) | α_c (paper) | α_l (ours) | α_l (pa
            "branch ends (valid up to) | α range | reason | s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
-def _row(sigma, lam, w) -> str:
+def _row(sigma, lam, w, alphas=None) -> str:
     t0 = time.time()
-    r = transition(ModelParams(omega=w, sigma=sigma, lam=lam), mixed_alphas=[])
+    r = transition(ModelParams(omega=w, sigma=sigma, lam=lam), alphas=alphas, mixed_alphas=[])
     d = r.to_dict()
-    ends = "; ".join(f"{b[:3]}: {e['alpha']:.3f} {e['kind']}" for b, e in d["ends"].items() if e) or "—"
+    if r.fixed_points is not None:  # every fixed point found per α: the evidence behind the global minimum
+        (DOCS / "data").mkdir(exist_ok=True)
+        r.fixed_points.assign(omega=w, sigma=sigma, lam=lam).to_csv(
+            DOCS / "data" / f"fixed_points_omega{w:g}_sigma{sigma:g}_lam{lam:g}.csv", index=False)
+    ends = "; ".join(f"{b[:3]}{' begins' if b.endswith('_begin') else ''}: {e['alpha']:.3f} {e['kind']}"
+                     for b, e in d["ends"].items() if e) or "—"
     paper = PAPER.get(w) if (sigma, lam) == (0.5, 0.01) else None
+    glob = ", ".join(f"{g['kind']} [{g['alpha_from']:g}, {g['alpha_to']:g}]" for g in d["global_kinds"])
     reason = "; ".join(x for x in (d["alpha_c_reason"], d["alpha_l_reason"]) if x)
+    if glob and "global minimum" not in reason:
+        reason = f"{reason}; global minimum: {glob}" if reason else f"global minimum: {glob}"
+    against = r.alpha_c_against + (f" ({r.alpha_c_kind})" if r.alpha_c_kind and r.alpha_c_kind != "crossing" else "")
     return (f"| {w:g} | {sigma:g} | {lam:g} | {_val(r.alpha_c, r.alpha_c_bound)} | "
             f"{'—' if not paper else paper[0]} | {_val(r.alpha_l, r.alpha_l_bound)} | "
-            f"{'—' if not paper or paper[1] is None else paper[1]} | {r.alpha_c_against} | "
+            f"{'—' if not paper or paper[1] is None else paper[1]} | {against} | "
             f"{'—' if r.alpha_c_pinned is None else f'{r.alpha_c_pinned:.3f}'} | {ends} | "
             f"{r.alpha_range[0]:g}–{r.alpha_range[1]:g} | {reason or '—'} | {time.time() - t0:.0f} |")
 
 
-def lines(quick: bool, rows_file: Path) -> None:
+def lines(quick: bool, rows_file: Path, variants: list[tuple[float, float]] | None = None,
+          alphas: list[float] | None = None) -> None:
     """One transition per (ω) at the defaults and per (σ, λ) at ω = 0.3; each row is appended to
     ``rows_file`` as it is done (a long run survives being stopped), then the doc's table is rewritten from
     all rows in the file, sorted."""
     todo = [(0.5, 0.01, w) for w in LINE_OMEGAS] + [(s, lam, 0.3) for s, lam in VARIANTS]
     if quick:
         todo = todo[:2]
+    if variants is not None:  # recompute these (σ, λ) rows at ω = 0.3 (their old rows are dropped)
+        todo = [(s, lam, 0.3) for s, lam in variants]
+        keep = [ln for ln in (rows_file.read_text().splitlines() if rows_file.exists() else [])
+                if (float(ln.split("|")[2]), float(ln.split("|")[3])) not in set(variants)]
+        rows_file.write_text("".join(ln + "\n" for ln in keep))
     have = rows_file.read_text().splitlines() if rows_file.exists() else []
     done = {tuple(float(x) for x in (ln.split("|")[2], ln.split("|")[3], ln.split("|")[1])) for ln in have}
     for key in todo:
         if tuple(float(x) for x in key) in done:
             continue
-        row = _row(*key)
+        row = _row(*key, alphas=alphas)
         print(row, flush=True)
         with rows_file.open("a") as f:
             f.write(row + "\n")
@@ -144,7 +159,12 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--omegas", type=int, default=10)
     ap.add_argument("--alphas", type=int, default=40)
+    ap.add_argument("--variants", default=None, help='lines: only these "σ,λ;σ,λ" at ω = 0.3 (rows recomputed)')
+    ap.add_argument("--grid", default=None, help="lines: starting α grid START:STOP:NUM (default: transition's)")
     ap.add_argument("--rows", type=Path, default=DOCS / "phase_boundaries_rows.md",
                     help="lines: the table's rows, appended as they are computed")
     a = ap.parse_args()
-    lines(a.quick, a.rows) if a.what == "lines" else diagram(a.omegas, a.alphas)
+    var = [tuple(float(x) for x in v.split(",")) for v in a.variants.split(";")] if a.variants else None
+    grid = (list(np.round(np.linspace(*(float(x) for x in a.grid.split(":")[:2]), int(a.grid.split(":")[2])), 6))
+            if a.grid else None)
+    lines(a.quick, a.rows, var, grid) if a.what == "lines" else diagram(a.omegas, a.alphas)

@@ -14,7 +14,8 @@ from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_
     emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
 from .theory_cmd import theory_app
 
-_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_l", "alpha_l_bound", "eps_lin", "alpha_range",
+_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_c_kind", "alpha_l", "alpha_l_bound", "eps_lin",
+         "alpha_range",
          "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional", "spinodal_positional_kind",
          "mixed_found", "alpha_c_grid", "alpha_l_grid"]
 
@@ -48,6 +49,9 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
                    xtol: float = typer.Option(1e-4, "--xtol", help="Tolerance in α of the refinement."),
                    no_refine: bool = typer.Option(False, "--no-refine", help="Table interpolation only."),
                    no_mixed: bool = typer.Option(False, "--no-mixed", help="Skip the mixed-fixed-point search."),
+                   no_survey: bool = typer.Option(False, "--no-survey", help="Skip the survey of all fixed points "
+                                                  "(uninformative point, unpinned solves from saddles) that "
+                                                  "decides the global minimum per α."),
                    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """α_c (e_t^sem = e_t^pos), α_l (ε_g^global = ε_lin), where each branch ends and why, and the
     mixed-fixed-point search at one ω."""
@@ -71,13 +75,16 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
 
         r = transition(params, alphas=grid, nodes=nodes, curve_nodes=curve_nodes, progress=cb,
                        refine=not no_refine, xtol=xtol, mixed_alphas=[] if no_mixed else None,
-                       alpha_max=alpha_max, alpha_min=alpha_min)
+                       alpha_max=alpha_max, alpha_min=alpha_min, fixed_points=not no_survey)
     d = r.to_dict()
     if json_out:
         emit_json(d)
         return
     print_table(f"transition (ω={omega:g}, σ={sigma:g}, λ={lam:g})", ["quantity", "value"],
                 [[k, d[k]] for k in _KEYS])
+    if d["global_kinds"]:
+        console.print("global minimum: " + ", ".join(f"{r['kind']} on [{r['alpha_from']:g}, {r['alpha_to']:g}]"
+                                                     for r in d["global_kinds"]))
     for k in ("alpha_c_reason", "alpha_l_reason"):
         if d[k]:
             console.print(f"{k[:7]} not found: {d[k]}")

@@ -198,3 +198,116 @@ def mixed_at(params: ModelParams, branches: dict, alphas: Sequence[float], *, no
     if progress and len(alphas):
         progress("mixed", len(alphas), len(alphas))
     return mixed
+
+
+SURVEY_MAX_STEPS = 200
+"""Iteration cap of the unpinned (free) solves of :func:`survey` (a free solve from a saddle needs 50–250
+damped steps: it first has to leave the saddle along its unstable direction)."""
+
+SADDLE_KICK = 0.1
+"""Size of the push along the unstable direction of a saddle, as a fraction of its scale (√q for m,
+σ√q for θ), for the free solve started there."""
+
+
+def fixed_point_kind(sol, sigma: float) -> str:
+    """``semantic`` / ``positional`` / ``mixed`` / ``uninformative`` by which overlaps exceed
+    ``MIXED_TOL·σ√q`` (MODEL.md §6 "Branches")."""
+    scale = MIXED_TOL * sigma * math.sqrt(max(float(sol.q), 0.0))
+    has_m, has_t = abs(float(sol.m)) > scale, abs(float(sol.theta)) > scale
+    return "mixed" if has_m and has_t else "semantic" if has_t else "positional" if has_m else "uninformative"
+
+
+def _entry(alpha, kind, sol, stable, source) -> dict[str, Any]:
+    return dict(alpha=float(alpha), kind=kind, e_t=float(sol.e_t), eps_g=float(sol.eps_g), q=float(sol.q),
+                m=abs(float(sol.m)), theta=abs(float(sol.theta)), V=float(sol.V), stable=bool(stable),
+                stability=float("nan") if sol.stability is None else float(sol.stability), source=source)
+
+
+def _kicked(sol, sigma: float, direction: str):
+    """The point ``sol`` pushed along m, θ or both by ``SADDLE_KICK`` of its scale (a start for a free solve)."""
+    q = max(float(sol.q), 1e-12)
+    m = abs(float(sol.m)) + (SADDLE_KICK * math.sqrt(q) if direction in ("m", "both") else 0.0)
+    th = abs(float(sol.theta)) + (SADDLE_KICK * sigma * math.sqrt(q) if direction in ("theta", "both") else 0.0)
+    return SimpleNamespace(q=q + (m - abs(float(sol.m))) ** 2, m=m, V=float(sol.V), theta=th)
+
+
+def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4, solver=None,
+           progress: Callable[[str, int, int], None] | None = None):
+    """All fixed points that decide the global minimum at each α of ``alphas`` (MODEL.md §6 "Transition").
+
+    From the followed pinned branches (``branches``: ``{"semantic": Branch, "positional": Branch}``) it takes
+    the valid points (stable) and the saddles (``unstable``: not stable). Where the positional branch is not
+    valid it solves the uninformative point (m = θ = 0; stable when the growth factors of m and θ are both
+    ≤ 1). Where no stable fixed point is known, or a saddle lies *below* the lowest stable one (so something
+    lower must exist off the pinned subspaces), it runs the unpinned (free) iteration from each saddle pushed
+    along its unstable direction and from the uninformative point pushed along m and θ: a damped iteration
+    converges only to attracting fixed points, so what it finds is stable; it is classified by its overlaps
+    (:func:`fixed_point_kind`) — a *mixed* point, or a pure one the pinned continuation missed.
+    Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source.
+    """
+    import pandas as pd
+
+    from .continuation import CURVE_RTOL, default_solver
+
+    solve = solver or default_solver()
+    sigma = params.sigma
+    at = {b: {round(p.alpha, 9): p for p in list(br) + list(br.extra)} for b, br in branches.items()}
+    rows: list[dict[str, Any]] = []
+    uni_prev = None
+    alphas = sorted(float(a) for a in alphas)
+    for k, a in enumerate(alphas):
+        if progress:
+            progress("fixed points", k, len(alphas))
+        here: list[dict[str, Any]] = []
+        saddles = []
+        for b in ("semantic", "positional"):
+            p = at[b].get(round(a, 9))
+            if p is None or not math.isfinite(float(p.q)):
+                continue
+            st = point_state(p)
+            if st.valid:
+                here.append(_entry(a, b, p, True, f"{b} branch"))
+            elif st.value == "unstable":
+                here.append(_entry(a, b, p, False, f"{b} branch (saddle)"))
+                saddles.append((p, "m" if b == "semantic" else "theta"))
+        pos = at["positional"].get(round(a, 9))
+        uni = None
+        if pos is None or not point_state(pos).valid:
+            uni = solve(params, a, "uninformative", nodes=nodes, init=uni_prev, max_steps=SURVEY_MAX_STEPS,
+                        stability=True, rtol=CURVE_RTOL)
+            if uni.converged and math.isfinite(float(uni.e_t)):
+                uni_prev = uni
+                stable = uni.stability is not None and uni.stability <= 1.0
+                here.append(_entry(a, "uninformative", uni, stable, "uninformative point"))
+        stable_e = [r["e_t"] for r in here if r["stable"]]
+        low = min(stable_e, default=math.inf)
+        if not stable_e or any(r["e_t"] < low - 1e-9 * abs(low) for r in here if not r["stable"]):
+            starts = [(_kicked(p, sigma, d), f"free from the {p.branch} saddle + {d}") for p, d in saddles]
+            if uni is not None and uni.converged and not (uni.stability is not None and uni.stability <= 1.0):
+                starts.append((_kicked(uni, sigma, "both"), "free from the uninformative point + m, θ"))
+            for start, src in starts:
+                f = solve(params, a, "free", nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=False,
+                          rtol=CURVE_RTOL)
+                if f.converged and math.isfinite(float(f.e_t)):
+                    here.append(_entry(a, fixed_point_kind(f, sigma), f, True, src))
+        rows.extend(here)
+    if progress and alphas:
+        progress("fixed points", len(alphas), len(alphas))
+    cols = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def global_minimum(fixed_points):
+    """Per α, the lowest-e_t *stable* fixed point of a :func:`survey` table: columns alpha, global_kind,
+    e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known)."""
+    import pandas as pd
+
+    out = []
+    for a, grp in fixed_points.groupby("alpha", sort=True):
+        st = grp[grp["stable"]]
+        if st.empty:
+            out.append(dict(alpha=a, global_kind="none", e_t_global=np.nan, eps_g_global=np.nan))
+            continue
+        r = st.loc[st["e_t"].idxmin()]
+        out.append(dict(alpha=a, global_kind=r["kind"], e_t_global=r["e_t"], eps_g_global=r["eps_g"]))
+    return pd.DataFrame(out, columns=["alpha", "global_kind", "e_t_global", "eps_g_global"])

@@ -23,7 +23,7 @@ from ..model import ModelParams
 from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
 from .roots import Unrefinable, local_root, table_root
-from .stability import mixed_at, spinodal, valid_rows
+from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
 
 DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
 """Default α grid of :func:`transition` (extended as needed, see :data:`ALPHA_MAX`)."""
@@ -150,6 +150,9 @@ class TransitionResult:
     refined: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    fixed_points: Any = None  # pandas.DataFrame (stability.survey): every fixed point found per α
+    global_minimum: Any = None  # pandas.DataFrame (stability.global_minimum)
+    alpha_c_kind: str = ""
 
     @property
     def mixed_found(self) -> bool:
@@ -172,7 +175,8 @@ class TransitionResult:
         ends |= {f"{b}_begin": self.branches[b].begin.to_dict() for b in self.branches if self.branches[b].begin}
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
-                 alpha_c_against=self.alpha_c_against, alpha_c_pinned=self.alpha_c_pinned,
+                 alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
+                 global_kinds=_kind_runs(self.global_minimum), alpha_c_pinned=self.alpha_c_pinned,
                  alpha_l=self.alpha_l, alpha_l_bound=self.alpha_l_bound, alpha_l_reason=self.alpha_l_reason,
                  eps_lin=self.eps_lin, alpha_range=list(self.alpha_range),
                  spinodal_semantic=self._end("semantic")[0], spinodal_semantic_kind=self._end("semantic")[1],
@@ -183,8 +187,9 @@ class TransitionResult:
                  states={b: br.states() for b, br in self.branches.items()},
                  params=self.params.to_dict(), provenance=self.provenance)
         if tables:
-            for k in ("semantic", "positional", "global_table"):
-                d[k] = getattr(self, k).to_dict(orient="records")
+            for k in ("semantic", "positional", "global_table", "fixed_points", "global_minimum"):
+                if getattr(self, k) is not None:
+                    d[k] = getattr(self, k).to_dict(orient="records")
         return d
 
 
@@ -314,7 +319,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                mixed_nodes: int = DIAGRAM_NODES, init: dict[str, Any] | None = None,
                max_steps: int = MAX_STEPS, extend: bool = True, alpha_max: float = ALPHA_MAX,
                alpha_min: float = ALPHA_MIN, end_xtol: float = END_XTOL,
-               solver: PointSolver | None = None) -> TransitionResult:
+               solver: PointSolver | None = None, fixed_points: bool = True) -> TransitionResult:
     """α_c, α_l, the branches' ends and the mixed-fixed-point search at one parameter point.
 
     1. Both branches by continuation (:func:`~attnphase.phase.continuation.follow_branch`; semantic from the
@@ -324,7 +329,12 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
        range is extended (``extend``) block by block up to ``alpha_max`` or down to ``alpha_min``.
     3. ``refine``: Brent to ``xtol`` in α with warm-started solves at resolution ``nodes`` (default: the
        solver's, 8): α_c from ``e_t^sem − e_t^pos``, α_l from the ε_g of the branch global just above α_c.
-    4. Mixed fixed points at ``mixed_alphas`` (default: α_c; ``[]`` skips).
+    4. ``fixed_points``: every fixed point that decides the global minimum per α (:func:`~.stability.survey`:
+       pinned branches, the uninformative point, unpinned solves from saddles); where the lowest stable one
+       changes kind into semantic at another place than the e_t crossing (a continuous birth of the semantic
+       branch from the uninformative point, a competitor that loses stability, a mixed competitor), α_c is
+       that change (:func:`global_switch`), ``alpha_c_against`` the kind below it.
+    5. Mixed fixed points at ``mixed_alphas`` (default: α_c; ``[]`` skips).
     """
     from ..provenance import provenance as _prov
     from ..theory import DEFAULT_NODES, eps_lin as _eps_lin
@@ -372,7 +382,24 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         notes.extend(more)
         if progress:
             progress("refine", 1, 1)
+    fps = gm = None
+    c_kind = "crossing" if alpha_c is not None else ""
+    if fixed_points:
+        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
+                     solver=solver, progress=progress)
+        gm = global_minimum(fps)
+        sw = global_switch(gm, fps, branches, alpha_c)
+        if sw is not None:
+            if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing"):
+                notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) "
+                             f"{sw.against} → semantic" + ("" if alpha_c is None else
+                                                           f"; the e_t crossing at {alpha_c:.4g} is not it"))
+                alpha_c = sw.alpha_c
+                alpha_l = _alpha_l_global(gm, alpha_c, alpha_l, el)
+            against, c_kind = sw.against, sw.kind
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
+    if alpha_c is None and gm is not None:
+        c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
     mixed = mixed_at(params, {b: list(br) + br.extra for b, br in branches.items()}, mixed_alphas,
@@ -385,7 +412,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                  solves={b: br.solves for b, br in branches.items()})
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
-                            refined, notes, prov)
+                            refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind)
 
 
 def _against(g, alpha_c, branches) -> str:
@@ -444,3 +471,114 @@ def _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max):
 
 def _fmt_end(end) -> str:
     return "no end in range" if end is None else f"α ≈ {end.alpha:.4g} ({end.kind.value})"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Where the global minimum becomes semantic: ``alpha_c`` (None when not located), the kind below it
+    (``against``) and how it happens (``kind``): ``crossing`` (two stable fixed points exchange the lowest e_t),
+    ``continuous`` (the semantic branch splits off the competitor, θ → 0 at α_c, e_t equal there),
+    ``semantic branch appears`` (a fold below which it does not exist), ``competitor loses stability``."""
+
+    alpha_c: float | None
+    against: str
+    kind: str
+    bracket: tuple[float, float]
+
+
+def _row(fps, a, kind):
+    r = fps[(fps["alpha"] == a) & (fps["kind"] == kind) & fps["stable"]]
+    return None if r.empty else r.iloc[0]
+
+
+def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None) -> Switch | None:
+    """α_c as the α from which the global minimum (:func:`~.stability.global_minimum`) is semantic at every
+    larger α of the table; None when it is not semantic at the top, or already at the bottom."""
+    known = gm[gm["global_kind"] != "none"].sort_values("alpha").reset_index(drop=True)
+    if known.empty or known["global_kind"].iloc[-1] != "semantic":
+        return None
+    not_sem = np.flatnonzero(known["global_kind"].to_numpy() != "semantic")
+    if not_sem.size == 0:
+        return None
+    i = int(not_sem[-1])
+    a0, a1 = float(known["alpha"].iloc[i]), float(known["alpha"].iloc[i + 1])
+    comp = str(known["global_kind"].iloc[i])
+    s0, s1, c0, c1 = _row(fps, a0, "semantic"), _row(fps, a1, "semantic"), _row(fps, a0, comp), _row(fps, a1, comp)
+    if s0 is not None and c1 is not None:
+        if alpha_c_crossing is not None and a0 <= alpha_c_crossing <= a1 and comp in ("positional", "uninformative"):
+            return Switch(alpha_c_crossing, comp, "crossing", (a0, a1))
+        d0, d1 = s0["e_t"] - c0["e_t"], s1["e_t"] - c1["e_t"]
+        return Switch(float(a0 - d0 * (a1 - a0) / (d1 - d0)), comp, "crossing", (a0, a1))
+    if s0 is None:
+        end = branches["semantic"].end
+        if end is not None and a0 - 1e-9 <= end.alpha <= a1 + 1e-9:
+            a_birth = _theta_zero(branches["semantic"], end)
+            if a_birth is not None and comp == "uninformative":
+                return Switch(a_birth, comp, "continuous", (a0, a1))
+            if comp == "uninformative" and _loses_stability(fps, comp, a0, a1):
+                # the uninformative point turns unstable (against θ) where the semantic branch appears: the
+                # semantic branch splits off it, e_t is continuous there
+                return Switch(float(end.alpha), comp, "continuous", (a0, a1))
+            return Switch(float(end.alpha), comp, "semantic branch appears", (a0, a1))
+        return Switch(None, comp, "semantic branch appears", (a0, a1))
+    # the competitor stops being stable between a0 and a1: interpolate its growth factor's crossing of +1
+    st0 = float(c0["stability"])
+    r1 = fps[(fps["alpha"] == a1) & (fps["kind"] == comp)]
+    st1 = float(r1["stability"].iloc[0]) if len(r1) else float("nan")
+    if math.isfinite(st0) and math.isfinite(st1) and st0 <= 1.0 < st1:
+        return Switch(float(a0 + (1.0 - st0) * (a1 - a0) / (st1 - st0)), comp, "competitor loses stability", (a0, a1))
+    return Switch(0.5 * (a0 + a1), comp, "competitor loses stability", (a0, a1))
+
+
+def _loses_stability(fps, kind: str, a0: float, a1: float) -> bool:
+    """True when the fixed point ``kind`` is stable at ``a0`` and a saddle at ``a1``."""
+    r0 = fps[(fps["alpha"] == a0) & (fps["kind"] == kind)]
+    r1 = fps[(fps["alpha"] == a1) & (fps["kind"] == kind)]
+    return bool(len(r0) and len(r1) and r0["stable"].iloc[0] and not r1["stable"].iloc[0])
+
+
+def _theta_zero(branch, end) -> float | None:
+    """Where θ² of the semantic branch extrapolates linearly to 0 from its two lowest valid points (a
+    continuous birth: θ² ∝ α − α_c near it), if that lies between the end's bracketing α's (with a margin of
+    one bracket)."""
+    v = branch.valid()
+    if len(v) < 2:
+        return None
+    (a1, t1), (a2, t2) = [(p.alpha, float(p.theta) ** 2) for p in v[:2]]
+    if not t2 > t1 > 0 or a2 == a1:
+        return None
+    a0 = a1 - t1 * (a2 - a1) / (t2 - t1)
+    lo = end.alpha_invalid - abs(end.alpha_valid - end.alpha_invalid)
+    return float(a0) if lo <= a0 <= end.alpha_valid else None
+
+
+def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float) -> float | None:
+    """α_l (≥ α_c) on the global minimum's ε_g: the given (refined) value if it is not below α_c, else the
+    table crossing above α_c (α_c itself when the global ε_g is already below ε_lin there)."""
+    if alpha_l is not None and alpha_l >= alpha_c:
+        return alpha_l
+    above = gm[(gm["alpha"] > alpha_c) & gm["eps_g_global"].notna()]
+    if above.empty:
+        return None
+    if float(above["eps_g_global"].iloc[0]) < eps_lin:
+        return float(alpha_c)
+    return table_root(above["alpha"], eps_lin - above["eps_g_global"], "up")
+
+
+def _kind_runs(gm) -> list[dict[str, Any]]:
+    """The global minimum's kind as runs over the α table: [{kind, alpha_from, alpha_to}, …]."""
+    if gm is None or gm.empty:
+        return []
+    runs: list[dict[str, Any]] = []
+    for a, k in zip(gm["alpha"], gm["global_kind"]):
+        if runs and runs[-1]["kind"] == k:
+            runs[-1]["alpha_to"] = float(a)
+        else:
+            runs.append(dict(kind=str(k), alpha_from=float(a), alpha_to=float(a)))
+    return runs
+
+
+def _global_reason(gm, lo: float, hi: float) -> str:
+    runs = _kind_runs(gm)
+    return "global minimum (lowest e_t among the stable fixed points found): " + ", ".join(
+        f"{r['kind']} for α in [{r['alpha_from']:g}, {r['alpha_to']:g}]" for r in runs)
