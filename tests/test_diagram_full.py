@@ -1,0 +1,117 @@
+"""The 40 × 40 diagram's fast path (issue 9): worker processes, the growth factor left out where it cannot
+matter, no cold starts before a branch's known beginning — each against the plain path, on an analytic
+stand-in for the theory solver (module level, so the spawned workers can unpickle it), plus one slow check
+with the real solver."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.errors import ParameterError
+from attnphase.model import ModelParams
+from attnphase.phase import PointState, follow_branch, phase_diagram
+from attnphase.theory import FixedPointSolution
+
+
+class Fake:
+    """Semantic branch: valid above α_u(ω) = 0.6 + 0.4 ω, where its growth factor 1 − 1.2 d + 0.3 d²
+    (d = α − α_u) crosses +1; a saddle below. Positional branch: begins at α_b(ω) = 0.3 + 0.1 ω (no fixed point
+    below: the solve does not converge), growth factor 0.3 + 0.2 α. e_t^sem − e_t^pos = 0.001 (1 + ω − α).
+    ``log``: (branch, α, start given, stability asked) per call, when the instance lives in this process."""
+
+    def __init__(self):
+        self.log = []
+
+    def __call__(self, params, alpha, branch, *, nodes=None, init=None, max_steps=300, stability=True, **kw):
+        self.log.append((branch, round(alpha, 9), init is not None, stability))
+        w = params.omega
+        q = 0.05 + 0.03 * alpha ** 2 + 0.01 * w
+        conv = True
+        if branch == "semantic":
+            d = alpha - (0.6 + 0.4 * w)
+            m, V, th = 0.0, 12.0, 0.1 * math.sqrt(alpha)
+            stab = 1.0 - 1.2 * d + 0.3 * d * d
+            e_t, eps_g = 0.002 * alpha + 0.001 * (1 + w - alpha), 0.004 - 0.002 * alpha
+        else:
+            m, V, th = 0.2 + 0.02 * alpha, 11.0, 0.0
+            stab = 0.3 + 0.2 * alpha
+            conv = alpha >= 0.3 + 0.1 * w
+            e_t, eps_g = 0.002 * alpha, 0.0034
+        stab = stab if stability else None
+        return FixedPointSolution(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+                                  conv, 10, 1e-7, "converged" if conv else "not converged", stab,
+                                  None if stab is None else stab <= 1, nodes or 4)
+
+
+OMEGAS = [0.1, 0.15, 0.2, 0.25, 0.3]
+ALPHAS = np.round(np.linspace(0.2, 1.6, 15), 6)
+
+
+def _same(a, b):
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for c in ("omega", "alpha", "state_sem", "state_pos", "global_branch"):
+        assert a[c].tolist() == b[c].tolist(), c
+    for c in ("e_t_sem", "e_t_pos", "delta_e_t"):
+        np.testing.assert_allclose(a[c].to_numpy(float), b[c].to_numpy(float), rtol=1e-12, equal_nan=True)
+
+
+def test_workers_and_the_fast_path_give_the_plain_grid():
+    plain, lp = phase_diagram(ModelParams(), OMEGAS, ALPHAS, solver=Fake(), workers=1, stability_margin=None)
+    fast, lf = phase_diagram(ModelParams(), OMEGAS, ALPHAS, solver=Fake(), workers=2)
+    _same(plain, fast)
+    assert set(lf["workers"]) == {2} and set(lp["workers"]) == {1}
+    np.testing.assert_allclose(lf["alpha_c"], lp["alpha_c"], rtol=1e-12)
+    np.testing.assert_allclose(lf["end_semantic"], lp["end_semantic"], rtol=1e-12)
+    assert (lf["stability_evaluations"] < lp["stability_evaluations"]).all()
+    # the grid has every kind the stand-in makes, and no failure
+    states = set(plain["state_sem"]) | set(plain["state_pos"])
+    assert {"ok", "unstable", "ended"} <= states and "not converged" not in states
+
+
+def test_stability_is_evaluated_wherever_it_can_reach_one():
+    fake = Fake()
+    br = follow_branch(ModelParams(omega=0.2), list(ALPHAS[::-1]), "semantic", nodes=4, solver=fake,
+                       saddles=False, stability_margin=0.4, min_step=0.01)
+    ref = follow_branch(ModelParams(omega=0.2), list(ALPHAS[::-1]), "semantic", nodes=4, solver=Fake(),
+                        saddles=False, min_step=0.01)
+    assert [p.state for p in br] == [p.state for p in ref]
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - ref.end.alpha) < 1e-12
+    asked = {a: s for b, a, _, s in fake.log}
+    skipped = [a for a, s in asked.items() if not s]
+    assert skipped  # far from the end the evaluation is left out ...
+    # ... and only where the true factor is below 1 − margin
+    assert all(1.0 - 1.2 * d + 0.3 * d * d < 0.6 for d in (a - 0.68 for a in skipped))
+
+
+def test_no_cold_starts_before_the_beginning_the_previous_omega_found():
+    fake = Fake()
+    p = ModelParams()
+    up = list(ALPHAS)
+    first = follow_branch(p.replace(omega=0.1), up, "positional", nodes=4, solver=fake, min_step=0.01)
+    n_cold = sum(1 for b, a, given, _ in fake.log if not given)
+    guide = {round(x.alpha, 9): x.solution for x in first.valid()}
+    fake.log.clear()
+    second = follow_branch(p.replace(omega=0.15), up, "positional", nodes=4, solver=fake, guide=guide,
+                           min_step=0.01)
+    ref = follow_branch(p.replace(omega=0.15), up, "positional", nodes=4, solver=Fake(), min_step=0.01)
+    assert [x.state for x in second] == [x.state for x in ref]
+    assert second.begin.kind is PointState.ENDED and abs(second.begin.alpha - 0.315) <= 0.01
+    assert n_cold >= 2 and not any(not given for b, a, given, _ in fake.log)
+
+
+def test_bad_workers_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="workers"):
+        phase_diagram(ModelParams(), [0.1, 0.2], [1.0, 2.0], solver=Fake(), workers=0)
+
+
+@pytest.mark.slow
+def test_real_theory_fast_path_matches_the_plain_path():
+    """Real solver, 3 ω × 5 α around the semantic branch's end at ω ≈ 0.3: the same states, e_t to 1e-6."""
+    w, a = [0.25, 0.3, 0.35], [0.7, 0.8, 0.9, 1.0, 1.1]
+    plain, _ = phase_diagram(ModelParams(), w, a, workers=1, stability_margin=None)
+    fast, _ = phase_diagram(ModelParams(), w, a, workers=2)
+    for c in ("state_sem", "state_pos"):
+        assert plain[c].tolist() == fast[c].tolist()
+    for c in ("e_t_sem", "e_t_pos"):
+        np.testing.assert_allclose(fast[c].to_numpy(float), plain[c].to_numpy(float), rtol=1e-6, equal_nan=True)
