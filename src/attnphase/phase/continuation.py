@@ -369,7 +369,8 @@ SKIP_RUN = 2
 
 def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin: float | None) -> bool:
     """Whether the growth factor at ``alpha`` may be left out: its linear extrapolation from the last two
-    valid points with an evaluated factor (at most ``SKIP_RUN`` points ago) and the previous ω's value at
+    valid points with an evaluated factor (at most ``SKIP_RUN`` points ago, over at most twice their
+    distance) and the previous ω's value at
     ``alpha`` (when the guide has one) are both below ``1 − margin``. A point whose factor is left out cannot
     be classified ``unstable``; the margin (0.4 in the diagram) is several times the largest change of the
     factor between neighbouring grid points measured near a branch's end (docs/benchmarks.md)."""
@@ -379,8 +380,8 @@ def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin
     if len(have) < 2 or all(p.stability is None for p in computed[-SKIP_RUN:]):
         return False
     p0, p1 = have[-2], have[-1]
-    if p1.alpha == p0.alpha:
-        return False
+    if p1.alpha == p0.alpha or abs(alpha - p1.alpha) > 2.0 * abs(p1.alpha - p0.alpha) + 1e-12:
+        return False   # extrapolate over at most two steps (e.g. not from a branch's top to its beginning)
     pred = p1.stability + (alpha - p1.alpha) * (p1.stability - p0.stability) / (p1.alpha - p0.alpha)
     g = guide.get(round(alpha, 9)) if guide else None
     gs = getattr(g, "stability", None)
