@@ -183,3 +183,16 @@ def test_overlay_of_a_real_sweep(tmp_path):
                                  str(tmp_path / "theory"), "--sweep", str(tmp_path / "results.csv")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "o" / "phase_diagram.png").exists() and (tmp_path / "o" / "provenance.json").exists()
+
+
+@pytest.mark.parametrize("args", [["--workers", "-1"], ["--theory", "no_such_folder"]])
+def test_cli_bad_workers_or_theory_folder_exit_2_one_line(tmp_path, args):
+    import subprocess
+    import sys
+    main = "import sys; from attnphase.cli import main; sys.argv = ['attnphase'] + sys.argv[1:]; main()"
+    p = subprocess.run([sys.executable, "-c", main, "theory", "phase-diagram", "--out", str(tmp_path / "o"),
+                        *[str(tmp_path / a) if a == "no_such_folder" else a for a in args]],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and args[0] in lines[0] and "Traceback" not in p.stderr
