@@ -196,3 +196,16 @@ def test_cli_bad_workers_or_theory_folder_exit_2_one_line(tmp_path, args):
     assert p.returncode == 2, p.stderr
     lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and args[0] in lines[0] and "Traceback" not in p.stderr
+
+
+def test_an_unstable_target_already_solved_is_kept_not_resolved():
+    """The semantic end lies between the target α and the last valid α, nearer the valid one: the end is
+    located by halving (the half steps are saddles too), and the target keeps its own converged saddle
+    instead of a second solve from an extrapolated start (which could fail and mislabel it 'ended')."""
+    fake = Fake()
+    alphas = [1.0, 0.9, 0.8, 0.7, 0.55]   # α_u(ω = 0.2) = 0.68: 0.7 valid, 0.55 a saddle, end near 0.68
+    br = follow_branch(ModelParams(omega=0.2), alphas, "semantic", nodes=4, solver=fake, saddles=False,
+                       min_step=0.01)
+    assert br[-1].state is PointState.UNSTABLE and math.isfinite(br[-1].e_t)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.68) < 0.01
+    assert [a for b, a, _, _ in fake.log].count(0.55) == 1

@@ -431,9 +431,12 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     a_try = target
     bad: BranchPoint | None = None
     bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
+    at_target: BranchPoint | None = None
     while True:
         p = run(a_try, predict(branch, a_try, valid, guide))
         dist = abs(a_try - valid[-1].alpha)
+        if a_try == target:
+            at_target = p
         if p.state.valid:
             valid.append(p)
             if a_try == target:
@@ -458,8 +461,9 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
             out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
             if bad.alpha == target:
                 return BranchPoint(bad.solution, kind)
-            if kind is PointState.UNSTABLE:  # the saddle at the target itself
-                t = run(target, predict(branch, target, valid + [bad], None))
+            if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
+                t = at_target if at_target is not None and at_target.state.exists else \
+                    run(target, predict(branch, target, valid + [bad], None))
                 return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else
                                    PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
             return _unsolved(out.params, target, branch, bad.nodes, kind,
