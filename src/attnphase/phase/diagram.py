@@ -69,7 +69,9 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     ω → {branch: :class:`~.continuation.Branch`} already computed on the same α grid (e.g.
     ``transition(...).branches``).
     ``workers``: number of worker processes (interleaved ω chains, module docstring); None: 2 when there are
-    at least 8 ω, the default solver and 2 CPUs, else 1 (in this process, ω in increasing order).
+    at least 8 ω, the default solver and 2 CPUs, else 1 (in this process, ω in increasing order). The workers
+    are spawned (they import the calling script again): a script that calls this with more than one worker
+    needs the usual ``if __name__ == "__main__":`` guard.
     ``stability_margin``: see :func:`~.continuation.follow_branch` (None: the growth factor at every point).
     ``progress(ω, branch, done, total)``: per α in this process, per finished column with workers.
     """
