@@ -208,6 +208,28 @@ def _heat(ax, grid, col, title, cmap, label):
     return mesh
 
 
+_ONE_BRANCH = (("positional", "#f3d9c4", "only the positional branch valid"),
+               ("semantic", "#c9dcea", "only the semantic branch valid"))
+
+
+def _one_branch(ax, grid) -> list:
+    """Shade the cells where only one pinned branch is valid (Δe_t undefined there; the valid branch is the
+    global minimum among the pinned ones) in a pale tint of that branch's colour; no branch valid stays grey."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    if not {"state_sem", "state_pos"} <= set(grid.columns):
+        return []
+    g = grid.assign(_one=np.where((grid["state_pos"] == "ok") & (grid["state_sem"] != "ok"), 0.0,
+                                  np.where((grid["state_sem"] == "ok") & (grid["state_pos"] != "ok"), 1.0, np.nan)))
+    piv = g.pivot_table(index="omega", columns="alpha", values="_one", dropna=False)
+    Z = np.ma.masked_invalid(piv.to_numpy(float))
+    if Z.count() == 0:
+        return []
+    ax.pcolormesh(piv.columns.to_numpy(float), piv.index.to_numpy(float), Z, shading="nearest", vmin=0, vmax=1,
+                  cmap=ListedColormap([c for _, c, _ in _ONE_BRANCH]))
+    return [Patch(color=c, label=lab) for _, c, lab in _ONE_BRANCH] + [Patch(color="0.85", label="no valid branch")]
+
+
 def _lines(ax, lines):
     if lines is None or len(lines) == 0:
         return []
@@ -241,14 +263,15 @@ def plot_phase_diagram(grid, lines=None, axes=None, *, empirical=None):
     """(d) the (α, ω) heatmaps — Δe_t = e_t^sem − e_t^pos (red: positional global, blue: semantic global)
     and ε_lin − ε_g^global (green: attention beats the linear baseline) — with the α_c(ω) and α_l(ω) lines;
     with ``empirical`` (:func:`empirical_delta`) a third panel: the finite-d Δ training loss between the two
-    initialisations per cell, under the theory's lines. Grey cells: Δe_t needs both branches valid (one has
-    ended there: see the grid's ``state_sem``/``state_pos``). ``axes``: two (three) Axes, created if None."""
+    initialisations per cell, under the theory's lines. Δe_t needs both branches valid: cells where only one
+    is valid are shaded pale orange (positional) or pale blue (semantic), grey where neither is (see the grid's
+    ``state_sem``/``state_pos``). ``axes``: two (three) Axes, created if None."""
     n = 2 if empirical is None or len(empirical) == 0 else 3
     if axes is None:
         with plt.rc_context(STYLE):
             fig, axes = plt.subplots(1, n, figsize=(6.0 * n, 4.4), layout="constrained")
     _heat(axes[0], grid, "delta_e_t", "Δe_t = e_t^sem − e_t^pos", "RdBu_r", "Δe_t (> 0: positional global)")
-    handles = _lines(axes[0], lines)
+    handles = _one_branch(axes[0], grid) + _lines(axes[0], lines)
     _heat(axes[1], grid, "eps_lin_minus_eps_g", "ε_lin − ε_g of the global minimum", "PiYG",
           "ε_lin − ε_g (> 0: attention beats linear)")
     _lines(axes[1], lines)
@@ -260,7 +283,7 @@ def plot_phase_diagram(grid, lines=None, axes=None, *, empirical=None):
         ax.grid(False)
     if handles:
         fig = axes[0].figure
-        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False) \
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False) \
             if fig.get_layout_engine() is not None else axes[0].legend(handles=handles, loc="upper left",
                                                                       bbox_to_anchor=(0.0, -0.15), ncol=2)
     return axes[0].figure

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import ParameterError, check_range
+from ..errors import ParameterError, check_int, check_range
 from ..progress import progress_bar
 from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_theory_request, console, \
     emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
@@ -115,12 +115,16 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                       sweep: Path = typer.Option(None, "--sweep", help="A sweep's results table (CSV or Parquet "
                                                  "with alpha, omega, init, e_t): overlays the finite-d Δ training "
                                                  "loss between the semantic and positional inits per cell."),
+                      theory: Path = typer.Option(None, "--theory", help="Folder of a previous run (its "
+                                                  "phase_grid.csv and phase_lines.csv, e.g. "
+                                                  "docs/data/phase_diagram_40x40): draw it, no recomputation."),
+                      workers: int = typer.Option(0, "--workers", help="Worker processes (interleaved ω "
+                                                  "chains); 0: 2 for ≥ 8 ω on ≥ 2 CPUs, else 1."),
                       json_out: bool = typer.Option(False, "--json", help="Print the α_c(ω), α_l(ω) lines and "
                                                     "provenance as JSON on stdout.")) -> None:
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
-    from ..phase import phase_diagram
     from ..plots import empirical_delta, plot_phase_diagram, save_figure
     from ..provenance import provenance
     w = parse_linspace("--omegas", omegas)
@@ -128,6 +132,7 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
         check_range("--omegas", v, 0.0, 1.0)
     grid_a = _alphas(alphas)
     _nodes("--nodes", nodes)
+    check_int("--workers", workers, 0)
     out = check_output_path(out, directory=True)
     emp = None
     if sweep is not None:
@@ -137,6 +142,32 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     params = model_params(2, 1, sigma, lam, float(w[0]), A)
     check_theory_request(params, nodes)
     t0 = time.time()
+    if theory is not None:
+        grid, lines = _read_theory(theory)
+    else:
+        grid, lines = _compute_diagram(params, w, grid_a, nodes, refine, workers)
+    seconds = time.time() - t0
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "phase_grid.csv", lambda t: grid.to_csv(t, index=False))
+    write_atomic(out / "phase_lines.csv", lambda t: lines.to_csv(t, index=False))
+    figs = save_figure(plot_phase_diagram(grid, lines, empirical=emp), out / "phase_diagram")
+    bad = int(((grid["state_sem"] == "not converged") | (grid["state_pos"] == "not converged")).sum())
+    prov = provenance(dict(params=params.to_dict(), omegas=list(map(float, w)), alphas=list(map(float, grid_a)),
+                           nodes=nodes, refine=refine, sweep=str(sweep) if sweep else None,
+                           workers=int(lines["workers"].iloc[0]) if "workers" in lines else None,
+                           theory=str(theory) if theory else None), kind="phase-diagram",
+                      seconds=seconds, not_converged_cells=bad, solves=int(lines["solves"].sum()),
+                      files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs])
+    (out / "provenance.json").write_text(json.dumps(to_jsonable(prov), indent=2, default=str) + "\n")
+    if json_out:
+        emit_json(dict(lines=lines.to_dict(orient="records"), not_converged_cells=bad, out=str(out),
+                       provenance=prov))
+    console.print(f"{grid['omega'].nunique()}×{grid['alpha'].nunique()} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
+                  f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
+
+
+def _compute_diagram(params, w, grid_a, nodes, refine, workers):
+    from ..phase import phase_diagram
     with progress_bar() as prog:
         task = prog.add_task(f"branches ({len(w)} ω × {len(grid_a)} α × 2)", total=2 * len(w) * len(grid_a))
         done: dict = {}
@@ -145,23 +176,18 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
             done[(om, stage)] = i
             prog.update(task, completed=sum(done.values()), description=f"ω={om:.3g} {stage}")
 
-        grid, lines = phase_diagram(params, w, grid_a, nodes=nodes, progress=cb, refine=refine)
-    seconds = time.time() - t0
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "phase_grid.csv", lambda t: grid.to_csv(t, index=False))
-    write_atomic(out / "phase_lines.csv", lambda t: lines.to_csv(t, index=False))
-    figs = save_figure(plot_phase_diagram(grid, lines, empirical=emp), out / "phase_diagram")
-    bad = int(((grid["state_sem"] == "not converged") | (grid["state_pos"] == "not converged")).sum())
-    prov = provenance(dict(params=params.to_dict(), omegas=list(map(float, w)), alphas=list(map(float, grid_a)),
-                           nodes=nodes, refine=refine, sweep=str(sweep) if sweep else None), kind="phase-diagram",
-                      seconds=seconds, not_converged_cells=bad, solves=int(lines["solves"].sum()),
-                      files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs])
-    (out / "provenance.json").write_text(json.dumps(to_jsonable(prov), indent=2, default=str) + "\n")
-    if json_out:
-        emit_json(dict(lines=lines.to_dict(orient="records"), not_converged_cells=bad, out=str(out),
-                       provenance=prov))
-    console.print(f"{len(w)}×{len(grid_a)} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
-                  f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
+        grid, lines = phase_diagram(params, w, grid_a, nodes=nodes, progress=cb, refine=refine,
+                                    workers=workers or None)
+    return grid, lines
+
+
+def _read_theory(folder: Path):
+    """The grid and lines of a previous ``phase-diagram`` run (``phase_grid.csv``, ``phase_lines.csv``)."""
+    import pandas as pd
+    files = [folder / "phase_grid.csv", folder / "phase_lines.csv"]
+    if not all(f.exists() for f in files):
+        raise ParameterError("--theory", "a folder with phase_grid.csv and phase_lines.csv", str(folder))
+    return pd.read_csv(files[0]), pd.read_csv(files[1])
 
 
 def _read_table(path: Path):

@@ -167,6 +167,8 @@ class BranchPoint:
     state: PointState
 
     def __getattr__(self, name):
+        if name.startswith("__") or name == "solution":  # no recursion while unpickled (worker processes)
+            raise AttributeError(name)
         return getattr(self.solution, name)
 
 
@@ -264,14 +266,20 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
                   init=None, guide: dict | None = None, history: Sequence | None = None,
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
                   min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
-                  progress: Callable[[int], None] | None = None) -> Branch:
+                  progress: Callable[[int], None] | None = None, stability_margin: float | None = None) -> Branch:
     """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
     given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
     branch beyond its previous range), the last one nearest the first α. ``min_step``: the adaptive step's
     smallest step, i.e. the resolution in α of a branch's end. ``saddles``: follow the pinned branch past an
     ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
-    ``progress(i)`` after each requested α."""
+    ``progress(i)`` after each requested α. ``stability_margin``: skip the growth factor's map evaluation
+    (``stability=None`` on the point) where it cannot make the point ``unstable`` (:func:`_skip_stability`);
+    None (default): evaluate it at every point.
+
+    With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
+    branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
+    from its first valid point (cold starts only if no α gives a valid point)."""
     if branch not in ("semantic", "positional", "uninformative", "free"):
         raise ParameterError("branch", "semantic, positional, uninformative or free", branch)
     if not min_step > 0:
@@ -284,9 +292,13 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
 
     def run(a: float, start) -> BranchPoint:
         out.solves += 1
+        stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
         s = solve(params, float(a), branch, nodes=cfg.nodes, init=start, max_steps=cfg.max_steps,
-                  stability=cfg.stability, rtol=cfg.rtol)
-        return BranchPoint(s, point_state(s))
+                  stability=stab, rtol=cfg.rtol)
+        p = BranchPoint(s, point_state(s))
+        if p.state.valid:
+            computed.append(p)
+        return p
 
     def first(a: float) -> BranchPoint:
         """Before any valid point: the previous ω's point, the given start, the model's start, and (at the first
@@ -306,6 +318,8 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             tried.append(p)
         return min(tried, key=lambda p: _RANK[p.state])  # a saddle, else a collapse, … over a failure
 
+    computed: list = []   # valid points in the order solved (the growth factor's history)
+    deferred: list[int] = []
     past: list = []   # past an "unstable" end the pinned branch goes on as a saddle: followed, not used
     stop: BranchPoint | None = None
     for i, a in enumerate(float(x) for x in alphas):
@@ -324,6 +338,10 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
                 kind = PointState.ENDED
             out.points.append(_unsolved(params, a, branch, nodes, kind, f"beyond the branch's end near "
                                         f"α={out.end.alpha:.4g}: {END_REASONS[kind]}"))
+        elif not valid and _later(guide, a, alphas[i + 1:]):
+            deferred.append(i)
+            out.points.append(_unsolved(params, a, branch, nodes, PointState.NOT_CONVERGED,
+                                        "deferred: the branch began later at the previous ω"))
         elif not valid:
             out.points.append(first(a))
             if out.points[-1].state.valid:
@@ -333,8 +351,43 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             out.points.append(p)
         if progress is not None:
             progress(i)
+    if not any(p.state.valid for p in out.points):   # nothing to follow back from: the cold starts after all
+        for i in deferred:
+            out.points[i] = first(out.points[i].alpha)
     _backwards(run, out, guide, min_step)
     return out
+
+
+def _later(guide: dict | None, alpha: float, rest: Sequence[float]) -> bool:
+    """The guide (previous ω) has no valid point at ``alpha`` but one at a later α of the order."""
+    return bool(guide) and round(alpha, 9) not in guide and any(round(float(a), 9) in guide for a in rest)
+
+
+SKIP_RUN = 2
+""":func:`_skip_stability` evaluates the growth factor at least at every ``SKIP_RUN + 1``-th point."""
+
+
+def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin: float | None) -> bool:
+    """Whether the growth factor at ``alpha`` may be left out: its linear extrapolation from the last two
+    valid points with an evaluated factor (at most ``SKIP_RUN`` points ago, over at most twice their
+    distance) and the previous ω's value at
+    ``alpha`` (when the guide has one) are both below ``1 − margin``. A point whose factor is left out cannot
+    be classified ``unstable``; the margin (0.4 in the diagram) is several times the largest change of the
+    factor between neighbouring grid points measured near a branch's end (docs/benchmarks.md)."""
+    if margin is None:
+        return False
+    have = [p for p in computed if p.stability is not None and math.isfinite(p.stability)]
+    if len(have) < 2 or all(p.stability is None for p in computed[-SKIP_RUN:]):
+        return False
+    p0, p1 = have[-2], have[-1]
+    if p1.alpha == p0.alpha or abs(alpha - p1.alpha) > 2.0 * abs(p1.alpha - p0.alpha) + 1e-12:
+        return False   # extrapolate over at most two steps (e.g. not from a branch's top to its beginning)
+    pred = p1.stability + (alpha - p1.alpha) * (p1.stability - p0.stability) / (p1.alpha - p0.alpha)
+    g = guide.get(round(alpha, 9)) if guide else None
+    gs = getattr(g, "stability", None)
+    if gs is not None and math.isfinite(gs):
+        pred = max(pred, gs)
+    return bool(pred < 1.0 - margin)
 
 
 def _backwards(run, out: Branch, guide, min_step: float) -> None:
@@ -369,36 +422,53 @@ def _scaled_start(params, alpha, branch, scale):
 
 def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch) -> BranchPoint:
     """Reach ``target`` from the last valid point, halving the step on failure (adaptive step); sets
-    ``out.end`` when the interval to the first invalid α falls below ``min_step``."""
+    ``out.end`` when the interval to the first invalid α falls below ``min_step``.
+
+    An invalid α is retried (from the closer start the halving has reached) once the last valid point is
+    within ``min_step`` of it, not after every successful half step: a retry from a far start fails like the
+    first try, and a failed solve costs the full ``max_steps`` (measured: half the time of a diagram column
+    went into such retries, docs/benchmarks.md)."""
     a_try = target
     bad: BranchPoint | None = None
+    bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
+    at_target: BranchPoint | None = None
     while True:
         p = run(a_try, predict(branch, a_try, valid, guide))
+        dist = abs(a_try - valid[-1].alpha)
+        if a_try == target:
+            at_target = p
         if p.state.valid:
             valid.append(p)
             if a_try == target:
                 return p
             out.extra.append(p)
-            bad = None if bad is not None and a_try == bad.alpha else bad
-            a_try = bad.alpha if bad is not None else target
-            continue
-        bad = p  # always the invalid α nearest the last valid one: steps only shrink towards it
-        if a_try != target:
-            out.extra.append(p)
+            if bad is not None and a_try == bad.alpha:
+                bad, bad_from = None, math.inf
+            if bad is None:
+                a_try = target
+                continue
+        else:
+            bad, bad_from = p, dist  # always the invalid α nearest the last valid one: steps only shrink to it
+            if a_try != target:
+                out.extra.append(p)
         last = valid[-1]
-        if abs(a_try - last.alpha) <= min_step:
-            kind = p.state if p.state is not PointState.NOT_CONVERGED else PointState.ENDED
-            est = _stability_crossing(last, p) if kind is PointState.UNSTABLE else 0.5 * (last.alpha + p.alpha)
-            out.end = BranchEnd(float(est), kind, float(last.alpha), float(p.alpha))
-            if a_try == target:
-                return BranchPoint(p.solution, kind)
-            if kind is PointState.UNSTABLE:  # the saddle at the target itself
-                t = run(target, predict(branch, target, valid + [p], None))
+        if abs(bad.alpha - last.alpha) <= min_step:
+            if bad_from > abs(bad.alpha - last.alpha) + 1e-12:   # retry once from the nearest valid start
+                a_try = bad.alpha
+                continue
+            kind = bad.state if bad.state is not PointState.NOT_CONVERGED else PointState.ENDED
+            est = _stability_crossing(last, bad) if kind is PointState.UNSTABLE else 0.5 * (last.alpha + bad.alpha)
+            out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
+            if bad.alpha == target:
+                return BranchPoint(bad.solution, kind)
+            if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
+                t = at_target if at_target is not None and at_target.state.exists else \
+                    run(target, predict(branch, target, valid + [bad], None))
                 return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else
                                    PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
-            return _unsolved(out.params, target, branch, p.nodes, kind,
+            return _unsolved(out.params, target, branch, bad.nodes, kind,
                              f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
-        a_try = 0.5 * (last.alpha + a_try)
+        a_try = 0.5 * (last.alpha + bad.alpha)
 
 
 def branch_table(branch_or_points):
