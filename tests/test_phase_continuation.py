@@ -223,3 +223,19 @@ def test_a_branch_that_begins_inside_the_range_is_followed_back_to_its_beginning
     br = follow_branch(P, DOWN[::-1], "semantic", nodes=4, solver=make_fake(end=0.75, kind="fold"))
     assert [p.state for p in br] == [PointState.ENDED] * 3 + [PointState.OK] * 3
     assert br.begin.kind is PointState.ENDED and abs(br.begin.alpha - 0.75) <= 1e-3 and br.end is None
+
+
+def test_a_failure_from_an_extrapolated_start_is_retried_from_the_valid_point():
+    """A solve that fails only from the predictor's extrapolated start (not from the last valid point itself)
+    is no end of the branch: the 40 × 40 diagram had three such false "ended" ends."""
+    import dataclasses
+    from types import SimpleNamespace
+    base = make_fake()
+
+    def fake(params, alpha, branch, *, init=None, **kw):
+        s = base(params, alpha, branch, init=init, **kw)
+        if round(alpha, 9) == 0.7 and isinstance(init, SimpleNamespace):     # an extrapolated start
+            return dataclasses.replace(s, converged=False, status="not converged")
+        return s
+    br = follow_branch(P, [0.5, 0.6, 0.7, 0.8], "positional", nodes=4, solver=fake)
+    assert [p.state for p in br] == [PointState.OK] * 4 and br.end is None

@@ -432,6 +432,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     bad: BranchPoint | None = None
     bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
     at_target: BranchPoint | None = None
+    plain_for: float | None = None   # the invalid α already retried from the last valid point itself
     while True:
         p = run(a_try, predict(branch, a_try, valid, guide))
         dist = abs(a_try - valid[-1].alpha)
@@ -456,6 +457,20 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
             if bad_from > abs(bad.alpha - last.alpha) + 1e-12:   # retry once from the nearest valid start
                 a_try = bad.alpha
                 continue
+            if bad.state is PointState.NOT_CONVERGED and plain_for != bad.alpha:
+                # a failure from an extrapolated start is not yet a fold: once more from the last valid point
+                # itself (the 40 × 40 diagram had 3 false "ended" ends, e.g. ω = 0.1185, α = 0.7 positional,
+                # which converges in 8 steps from the valid point at α = 0.6875)
+                plain_for = bad.alpha
+                p = run(bad.alpha, last)
+                if p.state.valid:
+                    valid.append(p)
+                    if bad.alpha == target:
+                        return p
+                    out.extra.append(p)
+                    bad, bad_from, a_try = None, math.inf, target
+                    continue
+                bad = p
             kind = bad.state if bad.state is not PointState.NOT_CONVERGED else PointState.ENDED
             est = _stability_crossing(last, bad) if kind is PointState.UNSTABLE else 0.5 * (last.alpha + bad.alpha)
             out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
