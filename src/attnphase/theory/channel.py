@@ -64,8 +64,9 @@ class _Nodes:
 
 
 def solved_nodes(params: ModelParams, q: float, m: float, V: float, theta: float, rule, *, warm=None,
-                 use_symmetry: bool = True) -> _Nodes:
-    """The rule's nodes at order parameters (q, m, θ) with the global prox ĥ solved at each (MODEL.md §6)."""
+                 use_symmetry: bool = True, global_search: bool = True) -> _Nodes:
+    """The rule's nodes at order parameters (q, m, θ) with the global prox ĥ solved at each (MODEL.md §6).
+    ``global_search=False`` with ``warm``: the prox continued from the warm state only (see :func:`channel`)."""
     sigma2 = params.sigma ** 2
     fields = prox_inputs(params, q, m, theta)
     if isinstance(rule, SplitRule):
@@ -75,25 +76,31 @@ def solved_nodes(params: ModelParams, q: float, m: float, V: float, theta: float
         # and zero) is even, so half the lines do. The ξ_v >= 0 reflection is used only where it holds.
         half = use_symmetry and (m == 0.0 or theta == 0.0)
         ln = line_nodes(fields, sigma2, V, rule, warm=warm, half_yu=half,
-                        half_xv=exchange_reflection_holds(params))
+                        half_xv=exchange_reflection_holds(params), global_search=global_search)
         return _Nodes((ln.xi1, ln.xi2, ln.y1, ln.y2), ln.weights, (ln.h1, ln.h2), ln.M, ln.max_grad,
                       ln.detect_h, half)
     X, W = rule.rule()
     coords = tuple(X.T)
-    h1, h2, M, gn = _prox.prox(*fields(*coords), V, sigma2, warm=warm)
+    h1, h2, M, gn = _prox.prox(*fields(*coords), V, sigma2, warm=warm, global_search=global_search)
     return _Nodes(coords, W, (h1, h2), M, float(np.max(gn)), (h1, h2), False)
 
 
 def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, theta: float,
-            rule: "SplitRule | ProductRule", *, warm=None, use_symmetry: bool = True) -> ChannelResult:
+            rule: "SplitRule | ProductRule", *, warm=None, use_symmetry: bool = True,
+            global_search: bool = True) -> ChannelResult:
     """Hat variables (q̂, m̂, V̂, θ̂) and E[M] at order parameters (q, m, V, θ), MODEL.md §6 (Stein forms).
 
     ``rule``: a :class:`~.switching.SplitRule` (default of the solver: integration split along the
     basin-switching set) or a :class:`~.quadrature.ProductRule` (plain Gauss–Hermite). ``warm``: the
     ``ChannelResult.h`` of a previous call with the same rule (warm start of the prox). ``use_symmetry``:
     on a pinned branch integrate half the lines (the pinned hat is then returned as exactly 0).
+    ``global_search=False`` (fast map, needs ``warm``): the prox at the split rule's detection points (the
+    product rule's nodes) is continued from ``warm`` only, without the multi-start — each node stays in its
+    previous basin unless the rule's neighbour checks repair it. Not certified global: a solve confirms its
+    fixed point with ``global_search=True`` (``solver._iterate``).
     """
-    nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry)
+    nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry,
+                      global_search=global_search)
     w1, w2, _, _ = prox_inputs(params, q, m, theta)(*nd.coords)
     res = _hats(params, alpha, q, V, theta, nd.coords, nd.weights, (nd.h[0] - w1) / V, (nd.h[1] - w2) / V,
                 nd.M, nd.max_grad, nd.state)

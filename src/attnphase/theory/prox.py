@@ -13,7 +13,12 @@ Derivatives of ĥ follow from the implicit function theorem: ∂ĥ/∂ω = (I + 
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+
 import numpy as np
+
+from ..errors import ParameterError
 
 
 def _sig(z):
@@ -113,11 +118,43 @@ def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     return h1, h2
 
 
+NEWTON_KERNELS = ("xla", "numpy")
+XLA_MAX_BATCH = 4096
+"""Batches up to this size go to the compiled kernel (its gain is the numpy version's per-operation overhead,
+which dominates small batches); larger ones stay with numpy, which compacts finished elements away."""
+_kernel = [os.environ.get("ATTNPHASE_NEWTON", "xla")]
+
+
+@contextmanager
+def newton_kernel(name: str):
+    """Run the Newton solves inside the block with kernel ``name``: ``"xla"`` (default, the compiled loop of
+    :mod:`.newton_xla`) or ``"numpy"`` (the reference implementation below; the same algorithm). The default
+    of a process comes from the environment variable ``ATTNPHASE_NEWTON`` (inherited by worker processes)."""
+    if name not in NEWTON_KERNELS:
+        raise ParameterError("newton kernel", f"one of {', '.join(NEWTON_KERNELS)}", name)
+    saved, _kernel[0] = _kernel[0], name
+    try:
+        yield
+    finally:
+        _kernel[0] = saved
+
+
+def active_kernel() -> str:
+    """The Newton kernel in use (``"xla"`` or ``"numpy"``); an unknown ``ATTNPHASE_NEWTON`` is an error."""
+    if _kernel[0] not in NEWTON_KERNELS:
+        raise ParameterError("ATTNPHASE_NEWTON", f"one of {', '.join(NEWTON_KERNELS)}", _kernel[0])
+    return _kernel[0]
+
+
 def newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     """Safeguarded Newton from (h1, h2) (arrays of a common shape). Returns h1, h2, F, |∇F|."""
-    shape = h1.shape
+    shape = np.shape(h1)
     bw = lambda a: np.broadcast_to(a, shape).ravel()  # noqa: E731
-    f1, f2 = _newton_flat(h1.ravel(), h2.ravel(), bw(w1), bw(w2), bw(t1), bw(t2), V, sigma2, iters, gtol)
+    if active_kernel() == "xla" and np.prod(shape) <= XLA_MAX_BATCH:
+        from . import newton_xla
+        out = newton_xla.newton(bw(h1), bw(h2), bw(w1), bw(w2), bw(t1), bw(t2), V, sigma2, iters, gtol)
+        return tuple(o.reshape(shape) for o in out)
+    f1, f2 = _newton_flat(bw(h1), bw(h2), bw(w1), bw(w2), bw(t1), bw(t2), V, sigma2, iters, gtol)
     h1, h2 = f1.reshape(shape), f2.reshape(shape)
     F = objective(h1, h2, w1, w2, t1, t2, V, sigma2)
     _, (g1, g2), _ = loss_derivs(h1, h2, t1, t2, sigma2)
@@ -126,16 +163,23 @@ def newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     return h1, h2, F, np.sqrt(G1 * G1 + G2 * G2)
 
 
-def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40, gtol: float = 1e-11):
+def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40, gtol: float = 1e-11,
+         global_search: bool = True):
     """Global minimiser ĥ = argmin_h |h-ω|²/(2V) + ℓ(h, h*) for arrays ω = (w1, w2), t = (t1, t2).
 
     Returns ``(h1, h2, M, gradnorm)``; M is the minimal value (the Moreau envelope).
     ``warm``: optional ``(h1, h2)`` from a previous call used as an extra start.
+    ``global_search=False`` (with ``warm``): Newton from the warm start only — a LOCAL minimiser in the
+    previous call's basin, not certified global; the caller must confirm with a full search
+    (see ``solver._iterate``). Without ``warm`` the full multi-start runs regardless.
     """
     w1 = np.asarray(w1, dtype=np.float64)
     w2 = np.asarray(w2, dtype=np.float64)
     t1 = np.broadcast_to(np.asarray(t1, dtype=np.float64), w1.shape)
     t2 = np.broadcast_to(np.asarray(t2, dtype=np.float64), w1.shape)
+    if not global_search and warm is not None:
+        return newton(np.asarray(warm[0], dtype=np.float64), np.asarray(warm[1], dtype=np.float64), w1, w2, t1, t2,
+                      V, sigma2, iters, gtol)
     starts1 = [w1, -w1, w2]
     starts2 = [w2, -w2, w1]
     if grid and grid > 1:

@@ -52,6 +52,9 @@ class FixedPointSolution:
     stable: bool | None
     nodes: int
     rule: str = "split"
+    fast_map: bool = False
+    """Whether the iteration used the fast (warm-started) map; the returned point is then the value of a
+    full global-search evaluation that passed the same convergence test (``_iterate``)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -95,24 +98,36 @@ def make_rule(nodes: int, rule: str = "split"):
 
 
 class _Map:
-    """The fixed-point map x = (q, m, V, θ) -> prior(channel(x)) of MODEL.md §6, hats pinned to the branch."""
+    """The fixed-point map x = (q, m, V, θ) -> prior(channel(x)) of MODEL.md §6, hats pinned to the branch.
 
-    def __init__(self, params, alpha, branch, rule):
+    ``fast``: after the first evaluation the prox is continued from the previous evaluation's minimisers only
+    (``channel(global_search=False)``); ``last_global`` says whether the last evaluation ran the full global
+    search (the first one always does). ``_iterate`` confirms a converged fast evaluation with a global one.
+    """
+
+    def __init__(self, params, alpha, branch, rule, fast: bool = False):
         self.params, self.alpha, self.pins, self.rule = params, alpha, _PINS[branch], rule
+        self.fast = fast
         self.warm = None
         self.evals = 0
+        self.global_evals = 0
+        self.last_global = True
 
-    def hats(self, x):
+    def hats(self, x, global_search: bool | None = None):
         q, m, V, th = x
-        ch = channel(self.params, self.alpha, q, m, V, th, self.rule, warm=self.warm)
+        full = (not self.fast) if global_search is None else global_search
+        full = full or self.warm is None
+        ch = channel(self.params, self.alpha, q, m, V, th, self.rule, warm=self.warm, global_search=full)
         self.warm = ch.h
         self.evals += 1
+        self.global_evals += int(full)
+        self.last_global = full
         h = np.array([ch.q_hat, ch.m_hat, ch.V_hat, ch.theta_hat])
         h[np.array(self.pins)] = 0.0
         return h, ch
 
-    def __call__(self, x):
-        h, ch = self.hats(x)
+    def __call__(self, x, global_search: bool | None = None):
+        h, ch = self.hats(x, global_search)
         return np.array(prior(self.params, *h)), h, ch
 
 
@@ -203,6 +218,7 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     residual, status, converged = math.inf, "max_steps reached", False
     h = ch = None
     it = 0
+    missed = 0
     try:
         for it in range(1, max_steps + 1):
             fx, h, ch = F(x)
@@ -211,6 +227,18 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
                 break
             fl_x, fl_h = _floors(F.params, x, h)
             residual = max(_rel(fx, x, fl_x), _rel(h, h_prev, fl_h) if h_prev is not None else 1.0)
+            if residual < rtol and not F.last_global:
+                # a fast (warm-started, not certified global) evaluation converged: the same x through the map
+                # with the full global search decides; its values are the ones returned or iterated on
+                fx, h, ch = F(x, global_search=True)
+                if not np.all(np.isfinite(fx)):
+                    status = "non-finite map value"
+                    break
+                fl_x, fl_h = _floors(F.params, x, h)
+                residual = max(_rel(fx, x, fl_x), _rel(h, h_prev, fl_h) if h_prev is not None else 1.0)
+                if residual >= rtol:
+                    missed += 1
+                    F.fast = F.fast and missed < 2   # the warm starts missed a basin twice: global from now on
             h_prev = h
             if residual < rtol:
                 converged, status = True, "converged"
@@ -244,7 +272,7 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
-                anderson: int = 4, coarse: bool = True) -> FixedPointSolution:
+                anderson: int = 4, coarse: bool = True, fast: bool = True) -> FixedPointSolution:
     """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``.
 
     ``rule="split"`` (default) integrates along lines split at the basin switches
@@ -262,6 +290,11 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     Iteration: damped (``damping`` = weight of the new map value) with Anderson mixing of depth ``anderson``
     (0 switches it off), guarded: non-positive q or V fall back to the damped step.
     Never returns an unconverged point silently: ``converged=False`` and ``status`` says why.
+    ``fast`` (default): every map evaluation after the first continues the prox from the previous
+    evaluation's minimisers without the multi-start; when such an evaluation passes the convergence test, the
+    same x is evaluated again with the full global search, and only that evaluation can end the solve (its
+    hats are the ones returned), so a basin the warm starts missed cannot reach a result (docs/benchmarks.md,
+    "Faster split-rule map"). ``fast=False``: the full global search at every evaluation.
     """
     nodes = DEFAULT_NODES if nodes is None else nodes
     _validate(params, alpha, branch, nodes, rule)
@@ -276,7 +309,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     steps = 0
     pairs: list = []
     for R, tol in stages:
-        F = _Map(params, alpha, branch, R)
+        F = _Map(params, alpha, branch, R, fast=fast)
         x, h, ch, converged, status, residual, it = _iterate(F, x, tol, max_steps, damping, anderson, pairs)
         steps += it
         if ch is None:
@@ -284,7 +317,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     if ch is None:
         nan = float("nan")
         return FixedPointSolution(alpha, branch, params, *map(float, x), nan, nan, nan, nan, nan, nan, False,
-                                  steps, float(residual), status, None, None, nodes, rule)
+                                  steps, float(residual), status, None, None, nodes, rule, bool(fast))
     q, m, V, th = (float(v) for v in x)
     qh, mh, Vh, thh = (float(v) for v in h)
     et = -free_energy(params, alpha, q, m, V, th, qh, mh, Vh, thh, ch.EM)
@@ -294,7 +327,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
         stab = _stability(_Map(params, alpha, branch, make_rule(min(nodes, STABILITY_NODES), rule)), x, branch)
         stable = bool(stab <= 1.0)
     return FixedPointSolution(alpha, branch, params, q, m, V, th, qh, mh, Vh, thh, eg, et, converged, steps,
-                              float(residual), status, stab, stable, nodes, rule)
+                              float(residual), status, stab, stable, nodes, rule, bool(fast))
 
 
 def _stability(F: _Map, x: np.ndarray, branch: str, eps: float = 1e-4) -> float:

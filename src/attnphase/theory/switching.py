@@ -142,7 +142,7 @@ def to_tokens(xu, xv, yu, yv):
 
 
 def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half_yu: bool = False,
-               half_xv: bool = True) -> LineNodes:
+               half_xv: bool = True, global_search: bool = True) -> LineNodes:
     """Build the split-line rule for the current order parameters.
 
     ``fields(xi1, xi2, y1, y2) -> (w1, w2, t1, t2)`` gives the prox inputs (student means ω and teacher
@@ -151,6 +151,8 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
     integrands that are not pinned to zero are even in y_u (see :func:`attnphase.theory.channel.channel`).
     ``half_xv``: integrate over ξ_v >= 0 only, by the token-exchange reflection; the caller must have
     checked that it holds (:func:`attnphase.theory.symmetry.exchange_reflection_holds`), else pass False.
+    ``global_search=False``: the prox at the detection points is continued from ``warm`` only (no multi-start;
+    the neighbour checks of step 2 still run) — a fast map that the caller confirms with a full one.
     """
     xv, yu, yv, wo = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half_yu, half_xv)
     L, G = xv.size, rule.detect
@@ -178,7 +180,7 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
     wm = None
     if warm is not None and warm[0].shape == (L, G):
         wm = (warm[0].ravel(), warm[1].ravel())
-    h1, h2, F, _ = _prox.prox(*(a.ravel() for a in fd), V, sigma2, warm=wm)
+    h1, h2, F, _ = _prox.prox(*(a.ravel() for a in fd), V, sigma2, warm=wm, global_search=global_search)
     h1, h2, F = h1.reshape(L, G), h2.reshape(L, G), F.reshape(L, G)
 
     # 2. continuation checks between neighbours (and repair of a missed global minimum)

@@ -1,0 +1,129 @@
+"""The safeguarded Newton iteration of :mod:`.prox` (MODEL.md §6, §7) as one compiled XLA loop (float64).
+
+Same algorithm, element by element, as the numpy reference ``prox._newton_flat``: modified Newton (the
+Hessian of F = |h − ω|²/(2V) + ℓ shifted so that its smallest eigenvalue is at least 0.1/V), the step capped
+at length 2, backtracking over the fixed step list ``prox._STEPS`` (the first that lowers F is taken), and an
+element stops after the iteration in which |∇F| < gtol, no step lowered F, or the step vanished. The numpy
+version pays ~100 array operations of Python overhead per iteration, which dominates on the small batches of
+the switching-point search (profile in docs/benchmarks.md, "Faster split-rule map"); here an iteration is
+one fused kernel and finished elements are masked instead of compacted.
+
+Float64 is switched on only inside :func:`newton` (``jax.enable_x64`` context), not globally. Batches are
+padded to a power of two (at least 256) so that a process compiles a handful of shapes only.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+_MIN_BUCKET = 256
+_STEPS = (1.0, 0.5, 0.25, 0.1, 0.03)   # the backtracking list of prox._STEPS without its final 0
+
+
+def _sig(z):
+    return 0.5 * (1.0 + jnp.tanh(0.5 * z))
+
+
+def _loss(h1, h2, t1, t2, s2):
+    a = h1 * (h1 - h2)
+    b = h2 * (h2 - h1)
+    return s2 * ((t1 - _sig(a)) ** 2 + (t2 - _sig(b)) ** 2)
+
+
+def _objective(h1, h2, w1, w2, t1, t2, iv, s2):
+    return ((h1 - w1) ** 2 + (h2 - w2) ** 2) * (0.5 * iv) + _loss(h1, h2, t1, t2, s2)
+
+
+def _derivs(h1, h2, t1, t2, s2):
+    """ℓ, ∇ℓ and ∇²ℓ (the formulas of ``prox.loss_derivs``)."""
+    a = h1 * (h1 - h2)
+    b = h2 * (h2 - h1)
+    sa, sb = _sig(a), _sig(b)
+    da, db = sa * (1 - sa), sb * (1 - sb)
+    dda, ddb = da * (1 - 2 * sa), db * (1 - 2 * sb)
+    ra, rb = t1 - sa, t2 - sb
+    a1, a2 = 2 * h1 - h2, -h1
+    b1, b2 = -h2, 2 * h2 - h1
+    l = s2 * (ra ** 2 + rb ** 2)
+    ca, cb = -2 * s2 * ra * da, -2 * s2 * rb * db
+    g1 = ca * a1 + cb * b1
+    g2 = ca * a2 + cb * b2
+    qa = 2 * s2 * (da ** 2 - ra * dda)
+    qb = 2 * s2 * (db ** 2 - rb * ddb)
+    H11 = qa * a1 * a1 + qb * b1 * b1 + ca * 2.0
+    H12 = qa * a1 * a2 + qb * b1 * b2 - ca - cb
+    H22 = qa * a2 * a2 + qb * b2 * b2 + cb * 2.0
+    return l, g1, g2, H11, H12, H22
+
+
+def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
+    iv = 1.0 / V
+
+    def step(state):
+        k, a1, a2, act = state
+        l, g1, g2, H11, H12, H22 = _derivs(a1, a2, t1, t2, s2)
+        G1 = (a1 - w1) * iv + g1
+        G2 = (a2 - w2) * iv + g2
+        gn = jnp.sqrt(G1 * G1 + G2 * G2)
+        A11, A22 = H11 + iv, H22 + iv
+        tr = 0.5 * (A11 + A22)
+        disc = jnp.sqrt(0.25 * (A11 - A22) ** 2 + H12 ** 2)
+        shift = jnp.maximum(0.0, 0.1 * iv - (tr - disc))
+        B11, B22 = A11 + shift, A22 + shift
+        det = B11 * B22 - H12 * H12
+        d1 = -(B22 * G1 - H12 * G2) / det
+        d2 = -(-H12 * G1 + B11 * G2) / det
+        dn = jnp.sqrt(d1 * d1 + d2 * d2)
+        cap = jnp.minimum(1.0, 2.0 / jnp.maximum(dn, 1e-300))
+        d1, d2 = d1 * cap, d2 * cap
+        F0 = ((a1 - w1) ** 2 + (a2 - w2) ** 2) * (0.5 * iv) + l
+        F1 = _objective(a1 + d1, a2 + d2, w1, w2, t1, t2, iv, s2)
+        bt = jnp.where(F1 < F0, 1.0, 0.0)
+
+        def shorter(bt):
+            need = bt == 0.0
+            for s in reversed(_STEPS[1:]):   # the first step of the list that lowers F wins: assign in reverse
+                Fs = _objective(a1 + s * d1, a2 + s * d2, w1, w2, t1, t2, iv, s2)
+                bt = jnp.where(need & (Fs < F0), s, bt)
+            return bt
+
+        # the shorter steps only when an active element needs one (usually none does)
+        bt = lax.cond(jnp.any(act & (bt == 0.0)), shorter, lambda b: b, bt)
+        a1 = jnp.where(act, a1 + bt * d1, a1)
+        a2 = jnp.where(act, a2 + bt * d2, a2)
+        act = act & (gn >= gtol) & (bt > 0) & (dn > 1e-15)
+        return k + 1, a1, a2, act
+
+    def more(state):
+        k, _, _, act = state
+        return (k < iters) & jnp.any(act)
+
+    _, h1, h2, _ = lax.while_loop(more, step, (jnp.int32(0), h1, h2, active))
+    l, g1, g2, _, _, _ = _derivs(h1, h2, t1, t2, s2)
+    F = ((h1 - w1) ** 2 + (h2 - w2) ** 2) * (0.5 * iv) + l
+    G1 = (h1 - w1) * iv + g1
+    G2 = (h2 - w2) * iv + g2
+    return h1, h2, F, jnp.sqrt(G1 * G1 + G2 * G2)
+
+
+_compiled = jax.jit(_kernel)
+
+
+def _bucket(n: int) -> int:
+    return max(_MIN_BUCKET, 1 << max(n - 1, 0).bit_length())
+
+
+def newton(h1, h2, w1, w2, t1, t2, V: float, sigma2: float, iters: int, gtol: float):
+    """Safeguarded Newton from (h1, h2) on flat float64 arrays of a common size; returns ``(h1, h2, F, |∇F|)``
+    at the final points (numpy arrays). The algorithm of ``prox._newton_flat``, compiled."""
+    n = np.size(h1)
+    m = _bucket(n)
+    pad = lambda a, fill: np.concatenate([np.asarray(a, np.float64), np.full(m - n, fill)])  # noqa: E731
+    args = [pad(a, f) for a, f in ((h1, 0.0), (h2, 0.0), (w1, 0.0), (w2, 0.0), (t1, 0.5), (t2, 0.5))]
+    with jax.enable_x64(True):
+        out = _compiled(*args, np.arange(m) < n, np.float64(V), np.float64(sigma2), np.int32(iters),
+                        np.float64(gtol))
+        return tuple(np.asarray(o)[:n].copy() for o in out[:4])   # writable numpy copies (no jax slicing)
