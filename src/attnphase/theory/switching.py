@@ -40,6 +40,9 @@ _R2 = np.sqrt(2.0)
 NEWTON_GTOL = 1e-9
 """Gradient tolerance of the continued (warm-started) Newton solves: |∇F| ≤ 1e-9 puts ĥ within ~1e-8 of the
 minimiser (the Hessian of F is ≥ 1/V ~ 0.1), far below the rule's ~1e-5 integration error."""
+REPAIR_PASSES = 4
+"""Passes of the neighbour check (step 2 of :func:`line_nodes`) in the fast map: after a point was repaired
+(a neighbour's basin continued to it is lower), its intervals are checked again."""
 JUMP_RATIO, JUMP_FLOOR = 3.0, 0.05
 """An interval whose move of ĥ exceeds JUMP_RATIO times the smaller neighbouring move (and JUMP_FLOOR) is
 searched for a switch."""
@@ -186,11 +189,19 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
     # 2. continuation checks between neighbours (and repair of a missed global minimum)
     left, right = np.s_[:, :-1], np.s_[:, 1:]
     f_swap = tuple(np.stack([a[right], a[left]]) for a in fd)      # left ends continued right, and back
-    (a1, a2, Fa), (b1, b2, Fb) = both((h1[left], h2[left]), (h1[right], h2[right]), f_swap)
-    for (c1, c2, Fc, sl) in ((a1, a2, Fa, right), (b1, b2, Fb, left)):
-        better = Fc < F[sl] - 1e-15
-        if better.any():
-            h1[sl], h2[sl], F[sl] = (np.where(better, u, v) for u, v in ((c1, h1[sl]), (c2, h2[sl]), (Fc, F[sl])))
+    for _ in range(REPAIR_PASSES):
+        (a1, a2, Fa), (b1, b2, Fb) = both((h1[left], h2[left]), (h1[right], h2[right]), f_swap)
+        repaired = False
+        for (c1, c2, Fc, sl) in ((a1, a2, Fa, right), (b1, b2, Fb, left)):
+            better = Fc < F[sl] - 1e-15
+            if better.any():
+                repaired = True
+                h1[sl], h2[sl], F[sl] = (np.where(better, u, v) for u, v in ((c1, h1[sl]), (c2, h2[sl]),
+                                                                           (Fc, F[sl])))
+        if not repaired or global_search:
+            break
+        # a repaired point's old continuations are stale: check its intervals again (fast map only; the
+        # full search keeps its single pass, the reference behaviour)
     tol = 1e-6
     flag = (np.hypot(a1 - h1[right], a2 - h2[right]) > tol) | (np.hypot(b1 - h1[left], b2 - h2[left]) > tol)
     # both basins may fold inside the interval (then each end continues onto the other's minimiser): a switch
