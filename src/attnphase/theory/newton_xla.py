@@ -19,44 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .prox import _STEPS as _STEP_LIST, loss_derivs, objective
+
 _MIN_BUCKET = 256
-_STEPS = (1.0, 0.5, 0.25, 0.1, 0.03)   # the backtracking list of prox._STEPS without its final 0
-
-
-def _sig(z):
-    return 0.5 * (1.0 + jnp.tanh(0.5 * z))
-
-
-def _loss(h1, h2, t1, t2, s2):
-    a = h1 * (h1 - h2)
-    b = h2 * (h2 - h1)
-    return s2 * ((t1 - _sig(a)) ** 2 + (t2 - _sig(b)) ** 2)
-
-
-def _objective(h1, h2, w1, w2, t1, t2, iv, s2):
-    return ((h1 - w1) ** 2 + (h2 - w2) ** 2) * (0.5 * iv) + _loss(h1, h2, t1, t2, s2)
-
-
-def _derivs(h1, h2, t1, t2, s2):
-    """ℓ, ∇ℓ and ∇²ℓ (the formulas of ``prox.loss_derivs``)."""
-    a = h1 * (h1 - h2)
-    b = h2 * (h2 - h1)
-    sa, sb = _sig(a), _sig(b)
-    da, db = sa * (1 - sa), sb * (1 - sb)
-    dda, ddb = da * (1 - 2 * sa), db * (1 - 2 * sb)
-    ra, rb = t1 - sa, t2 - sb
-    a1, a2 = 2 * h1 - h2, -h1
-    b1, b2 = -h2, 2 * h2 - h1
-    l = s2 * (ra ** 2 + rb ** 2)
-    ca, cb = -2 * s2 * ra * da, -2 * s2 * rb * db
-    g1 = ca * a1 + cb * b1
-    g2 = ca * a2 + cb * b2
-    qa = 2 * s2 * (da ** 2 - ra * dda)
-    qb = 2 * s2 * (db ** 2 - rb * ddb)
-    H11 = qa * a1 * a1 + qb * b1 * b1 + ca * 2.0
-    H12 = qa * a1 * a2 + qb * b1 * b2 - ca - cb
-    H22 = qa * a2 * a2 + qb * b2 * b2 + cb * 2.0
-    return l, g1, g2, H11, H12, H22
+_STEPS = tuple(float(s) for s in _STEP_LIST if s > 0)   # the backtracking list of prox._STEPS, without its 0
 
 
 def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
@@ -64,7 +30,7 @@ def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
 
     def step(state):
         k, a1, a2, act = state
-        l, g1, g2, H11, H12, H22 = _derivs(a1, a2, t1, t2, s2)
+        l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, t1, t2, s2, jnp)
         G1 = (a1 - w1) * iv + g1
         G2 = (a2 - w2) * iv + g2
         gn = jnp.sqrt(G1 * G1 + G2 * G2)
@@ -80,13 +46,13 @@ def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
         cap = jnp.minimum(1.0, 2.0 / jnp.maximum(dn, 1e-300))
         d1, d2 = d1 * cap, d2 * cap
         F0 = ((a1 - w1) ** 2 + (a2 - w2) ** 2) * (0.5 * iv) + l
-        F1 = _objective(a1 + d1, a2 + d2, w1, w2, t1, t2, iv, s2)
+        F1 = objective(a1 + d1, a2 + d2, w1, w2, t1, t2, V, s2, jnp)
         bt = jnp.where(F1 < F0, 1.0, 0.0)
 
         def shorter(bt):
             need = bt == 0.0
             for s in reversed(_STEPS[1:]):   # the first step of the list that lowers F wins: assign in reverse
-                Fs = _objective(a1 + s * d1, a2 + s * d2, w1, w2, t1, t2, iv, s2)
+                Fs = objective(a1 + s * d1, a2 + s * d2, w1, w2, t1, t2, V, s2, jnp)
                 bt = jnp.where(need & (Fs < F0), s, bt)
             return bt
 
@@ -102,7 +68,7 @@ def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
         return (k < iters) & jnp.any(act)
 
     _, h1, h2, _ = lax.while_loop(more, step, (jnp.int32(0), h1, h2, active))
-    l, g1, g2, _, _, _ = _derivs(h1, h2, t1, t2, s2)
+    l, (g1, g2), _ = loss_derivs(h1, h2, t1, t2, s2, jnp)
     F = ((h1 - w1) ** 2 + (h2 - w2) ** 2) * (0.5 * iv) + l
     G1 = (h1 - w1) * iv + g1
     G2 = (h2 - w2) * iv + g2

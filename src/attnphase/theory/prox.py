@@ -21,8 +21,8 @@ import numpy as np
 from ..errors import ParameterError
 
 
-def _sig(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
+def _sig(z, xp=np):
+    return 0.5 * (1.0 + xp.tanh(0.5 * z))
 
 
 def teacher_diag(hs1, hs2, omega, A):
@@ -34,21 +34,22 @@ def teacher_diag(hs1, hs2, omega, A):
     return t1, t2
 
 
-def loss(h1, h2, t1, t2, sigma2):
+def loss(h1, h2, t1, t2, sigma2, xp=np):
+    """ℓ(h, h*) for L = 2, r = 1; ``xp``: the array module (numpy, or jax.numpy inside the compiled kernel)."""
     a = h1 * (h1 - h2)
     b = h2 * (h2 - h1)
-    return sigma2 * ((t1 - _sig(a)) ** 2 + (t2 - _sig(b)) ** 2)
+    return sigma2 * ((t1 - _sig(a, xp)) ** 2 + (t2 - _sig(b, xp)) ** 2)
 
 
-def objective(h1, h2, w1, w2, t1, t2, V, sigma2):
-    return ((h1 - w1) ** 2 + (h2 - w2) ** 2) / (2.0 * V) + loss(h1, h2, t1, t2, sigma2)
+def objective(h1, h2, w1, w2, t1, t2, V, sigma2, xp=np):
+    return ((h1 - w1) ** 2 + (h2 - w2) ** 2) / (2.0 * V) + loss(h1, h2, t1, t2, sigma2, xp)
 
 
-def loss_derivs(h1, h2, t1, t2, sigma2):
-    """ℓ, ∇ℓ (2 arrays) and ∇²ℓ (3 arrays: H11, H12, H22)."""
+def loss_derivs(h1, h2, t1, t2, sigma2, xp=np):
+    """ℓ, ∇ℓ (2 arrays) and ∇²ℓ (3 arrays: H11, H12, H22); ``xp`` as in :func:`loss`."""
     a = h1 * (h1 - h2)
     b = h2 * (h2 - h1)
-    sa, sb = _sig(a), _sig(b)
+    sa, sb = _sig(a, xp), _sig(b, xp)
     da, db = sa * (1 - sa), sb * (1 - sb)
     dda, ddb = da * (1 - 2 * sa), db * (1 - 2 * sb)
     ra, rb = t1 - sa, t2 - sb
