@@ -42,6 +42,11 @@ def _cpu() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
+def _kernel() -> str:
+    from attnphase.theory import prox
+    return prox.active_kernel()
+
+
 def _save(grid, lines, tag: str) -> None:
     data = DOCS / "data" / f"phase_diagram_{tag}"
     data.mkdir(parents=True, exist_ok=True)
@@ -84,6 +89,7 @@ at the end.
 |---|---|
 | grid | {len(omegas)} ω in [{omegas[0]:g}, {omegas[-1]:g}] × {len(DEFAULT_ALPHAS)} α in [{DEFAULT_ALPHAS[0]:g}, {DEFAULT_ALPHAS[-1]:g}] × 2 branches, nodes = 4 |
 | worker processes / ω per block | {n_w} / {block} |
+| prox Newton kernel / fast map (docs: "Faster split-rule map") | {_kernel()} / solve_point's default |
 | wall | {wall:.0f} s ({wall / 60:.1f} min) |
 | CPU: this process / the workers | {own1 - own0:.0f} s / {kids1 - kids0:.0f} s (total {(own1 - own0 + kids1 - kids0) / 60:.1f} min) |
 | point solves / map iterations / growth-factor evaluations | {int(lines['solves'].sum())} / {int(lines['iterations'].sum())} / {int(lines['stability_evaluations'].sum())} |
