@@ -9,6 +9,8 @@ the exchanged ω, the best point of a coarse grid around ω (radius 2σ√V boun
 and an optional warm start; each start runs modified Newton (Hessian shifted to be positive definite)
 with a vectorised backtracking line search; the lowest final value wins.
 Derivatives of ĥ follow from the implicit function theorem: ∂ĥ/∂ω = (I + V ∇²ℓ)^{-1}.
+The Newton iteration runs in numpy (``_newton_flat``, the reference) or, for batches up to ``XLA_MAX_BATCH``,
+as one compiled loop (:mod:`.newton_xla`, the same algorithm): :func:`newton_kernel` chooses.
 """
 
 from __future__ import annotations
