@@ -239,3 +239,60 @@ def test_a_failure_from_an_extrapolated_start_is_retried_from_the_valid_point():
         return s
     br = follow_branch(P, [0.5, 0.6, 0.7, 0.8], "positional", nodes=4, solver=fake)
     assert [p.state for p in br] == [PointState.OK] * 4 and br.end is None
+
+
+def _smooth_factor(crossing: float, fail=(), glitch=(), residual=1e-3):
+    """The stand-in semantic branch with a smooth growth factor 1 + 2 (crossing − α) (valid above
+    ``crossing``), no convergence for α in the open interval ``fail`` (residual ``residual``) and a spurious
+    factor 6.45 at the α's in ``glitch`` (as the finite-difference factor gave at ω = 0.377, α = 0.975)."""
+    import dataclasses
+    base = make_fake(end=0.0)
+    calls = []
+
+    def fake(params, alpha, branch, **kw):
+        calls.append(dict(alpha=alpha, nodes=kw.get("nodes")))
+        s = base(params, alpha, branch, **kw)
+        st = 6.45 if round(alpha, 9) in glitch else 1.0 + 2.0 * (crossing - alpha)
+        s = dataclasses.replace(s, stability=st, stable=st <= 1.0)
+        if fail and fail[0] < alpha < fail[1]:
+            s = dataclasses.replace(s, converged=False, residual=residual, status="not converged")
+        return s
+    fake.calls = calls
+    return fake
+
+
+def test_a_failure_between_a_valid_point_and_a_saddle_is_no_fold():
+    """A solve that fails between the last valid point and a converged saddle (the growth factor is above +1
+    past it) is no end of the branch: the end is `unstable`, located to 1e-3 at the factor's crossing (the
+    40 × 40 diagram marked the semantic branch `ended` at ω = 0.377 and 0.4015 so)."""
+    fake = _smooth_factor(0.87, fail=(0.872, 0.895))
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+    assert [p.state for p in br] == [PointState.OK, PointState.OK, PointState.UNSTABLE]
+
+
+def test_an_unstable_end_is_not_located_at_a_glitch_of_the_growth_factor():
+    """A saddle next to the valid side whose factor exceeds that of a saddle farther away is a glitch of the
+    finite-difference factor, not the bracket of the crossing: the end is still found within 1e-3."""
+    fake = _smooth_factor(0.87, glitch=(0.875,))
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+
+
+def test_a_stall_that_a_finer_rule_does_not_cure_stays_not_converged():
+    """A failure in the noise-floor band (residual within 10·rtol) is retried once at twice the outer order;
+    when that fails too the point is still "not converged" (the solver truly failed)."""
+    fake = _smooth_factor(0.0, fail=(0.0, 10.0), residual=2e-5)
+    br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=fake)
+    assert [p.state for p in br] == [PointState.NOT_CONVERGED] * 2 and br.end is None
+    assert {c["nodes"] for c in fake.calls} == {4, 8}
+
+
+def test_a_stall_at_the_noise_floor_is_no_branch_end():
+    """Real theory, the 40 × 40 diagram's false end: at ω = 0.1185 the positional solve at α = 0.7 stalls with
+    its residual at ~2e-5 (the nodes = 4 floor, rtol 1e-5) from any start; it is no fold — at nodes = 8 it
+    converges, and the point is valid (its status says how it was obtained)."""
+    pytest.importorskip("attnphase.theory")
+    br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
+    assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
+    assert br[1].nodes == 8 and "stall" in br[1].status and br[1].converged
