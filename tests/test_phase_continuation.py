@@ -296,3 +296,24 @@ def test_a_stall_at_the_noise_floor_is_no_branch_end():
     br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
     assert br[1].nodes == 8 and "stall" in br[1].status and br[1].converged
+
+
+def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
+    """A branch that merges continuously with the uninformative point (m² linear in α, zero at 0.13) where
+    the pinned iteration slows down and fails, its iterate's m almost 0 (as the positional branch below
+    α ≈ 0.06–0.1 in the diagram, marked `ended`): the end is `collapsed`, at the zero of m² to 1e-3."""
+    import dataclasses
+    base = make_fake()
+
+    def fake(params, alpha, branch, **kw):
+        s = base(params, alpha, branch, **kw)
+        if alpha > 0.13:
+            return dataclasses.replace(s, m=math.sqrt(0.4 * (alpha - 0.13)))
+        return dataclasses.replace(s, m=1e-6, converged=False, residual=0.03, status="not converged")
+    br = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.COLLAPSED and abs(br.end.alpha - 0.13) <= 1e-3
+    assert br[2].state is PointState.COLLAPSED
+    # a fold keeps its overlap: still `ended`
+    fold = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=lambda *a, **k:
+                         dataclasses.replace(fake(*a, **k), m=0.2) if a[1] <= 0.13 else fake(*a, **k))
+    assert fold.end.kind is PointState.ENDED

@@ -556,7 +556,11 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
     saddle = _first_saddle(saddles, last, target)
     if kind is PointState.ENDED and saddle is not None:
         kind = PointState.UNSTABLE   # the pinned branch goes on past the failure: it did not end there
-    if kind is PointState.UNSTABLE:
+    zero = _collapse_point(valid, bad, branch) if kind in (PointState.ENDED, PointState.COLLAPSED) else None
+    if zero is not None:   # a continuous end onto the uninformative point (also when the solve there failed)
+        kind, est = PointState.COLLAPSED, zero
+        out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
+    elif kind is PointState.UNSTABLE:
         lo, hi, est = _locate_crossing(run, branch, valid, saddle or bad, out, xtol)
         out.end = BranchEnd(float(est), kind, float(lo.alpha), float(hi.alpha))
     else:
@@ -571,6 +575,36 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
                            PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
     return _unsolved(out.params, target, branch, bad.nodes, kind,
                      f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
+
+
+COLLAPSE_DROP = 0.1
+"""An unconverged iterate whose overlap fell below ``COLLAPSE_DROP`` times the last valid point's is falling
+onto the uninformative point (:func:`_collapse_point`)."""
+
+
+def _collapse_point(valid: list, bad: BranchPoint, branch: str) -> float | None:
+    """Where the branch merges continuously with the uninformative point, when the evidence says so: the
+    failed iterate at ``bad`` lost its overlap (|overlap| below :data:`COLLAPSE_DROP` times the last valid
+    point's: the pinned iteration falls onto the uninformative point, slowly — critical slowing down, e.g. the
+    positional branch at ω = 0.3, α = 0.056: m = 4e-5 after 60 steps from 0.023 at α = 0.0625) and the squared
+    overlap of the last two valid points, linear in α near a continuous end, extrapolates to 0 within one
+    bracket width of [last valid, ``bad``]. Returns that zero (clamped into the bracket), else None (a fold)."""
+    if branch not in ("semantic", "positional") or len(valid) < 2:
+        return None
+    key = overlap_key(branch)
+    p1, p0 = valid[-1], valid[-2]
+    y1, y0, yb = (float(getattr(p, key)) for p in (p1, p0, bad))
+    if not (math.isfinite(yb) and abs(yb) < COLLAPSE_DROP * abs(y1)) or p1.alpha == p0.alpha:
+        return None
+    y1, y0 = y1 * y1, y0 * y0
+    if not y0 > y1 > 0:
+        return None   # the overlap does not shrink toward the end
+    zero = p1.alpha - y1 * (p0.alpha - p1.alpha) / (y0 - y1)
+    lo, hi = sorted((p1.alpha, bad.alpha))
+    width = hi - lo
+    if not lo - width <= zero <= hi + width:
+        return None
+    return min(max(zero, lo), hi)
 
 
 def _locate_crossing(run, branch: str, valid: list, hi: BranchPoint, out: Branch, xtol: float):
