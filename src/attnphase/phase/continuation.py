@@ -16,9 +16,14 @@ through :func:`follow_branch`. Per α it
 4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
    from the nearer valid point) until the interval between the last valid α and the first invalid one is
    below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
-   end's kind is the state met at the closest invalid α — ``unstable``, ``collapsed``, ``diverged``, or
-   ``ended`` (no fixed point of the branch however small the step: a fold / the iteration loses the
-   branch). Every α beyond the end gets that kind as its state, without a solve — except past an
+   end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where the growth factor crosses +1
+   (also when a failed solve lies between the last valid point and a converged saddle: the branch goes on;
+   located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap vanishes (also when
+   the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical slowing down),
+   ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a fold).
+   A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
+   first repeated at twice the outer order: a stall is no end. Every α beyond the end gets that kind as its
+   state, without a solve — except past an
    ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
    until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest).
 
