@@ -317,3 +317,20 @@ def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
     fold = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=lambda *a, **k:
                          dataclasses.replace(fake(*a, **k), m=0.2) if a[1] <= 0.13 else fake(*a, **k))
     assert fold.end.kind is PointState.ENDED
+
+
+def test_a_failure_that_a_finer_rule_cures_is_no_branch_end():
+    """Near a branch's end the coarse (nodes = 4) map can fail with a large residual where the finer one
+    converges (ω = 0.1185, α = 0.65 semantic: residual 1e-3 at nodes = 4, converged at nodes = 8): before an
+    end is declared the last failed solve is repeated at twice the branch's outer order."""
+    import dataclasses
+    base = make_fake(end=0.0)
+
+    def fake(params, alpha, branch, *, nodes=None, **kw):
+        s = base(params, alpha, branch, nodes=nodes, **kw)
+        if 0.65 < alpha < 0.75 and nodes == 4:
+            return dataclasses.replace(s, converged=False, residual=1e-3, status="not converged")
+        return s
+    br = follow_branch(P, [1.0, 0.8, 0.7, 0.6], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end is None and [p.state for p in br] == [PointState.OK] * 4
+    assert br[2].nodes == 8

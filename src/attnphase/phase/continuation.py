@@ -22,7 +22,8 @@ through :func:`follow_branch`. Per α it
    the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical slowing down),
    ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a fold).
    A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
-   first repeated at twice the outer order: a stall is no end. Every α beyond the end gets that kind as its
+   repeated at twice the outer order, and so is the last failed solve before an end is declared: a stall
+   of the coarse rule is no end. Every α beyond the end gets that kind as its
    state, without a solve — except past an
    ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
    until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest).
@@ -311,12 +312,13 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     valid: list = [p for p in (history or []) if point_state(p).valid]
     guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
 
-    def run(a: float, start) -> BranchPoint:
+    def run(a: float, start, nodes: int | None = None) -> BranchPoint:
+        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry)."""
         out.solves += 1
         stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
-        s = solve(params, float(a), branch, nodes=cfg.nodes, init=start, max_steps=cfg.max_steps,
+        s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cfg.max_steps,
                   stability=stab, rtol=cfg.rtol)
-        if stalled(s, cfg.rtol):
+        if stalled(s, cfg.rtol) and nodes is None:
             out.solves += 1
             s = _resolve_stall(solve, params, float(a), branch, s, cfg, stab)
         p = BranchPoint(s, point_state(s))
@@ -519,8 +521,16 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                 # a failure from an extrapolated start is not yet a fold: once more from the last valid point
                 # itself (the 40 × 40 diagram had 3 false "ended" ends, e.g. ω = 0.1185, α = 0.7 positional,
                 # which converges in 8 steps from the valid point at α = 0.6875)
+                # — and if that fails too, at twice the outer order: near a branch's end the nodes = 4 map can
+                # fail with its iterate no longer moving (ω = 0.1185, α = 0.65 semantic: residual 1e-3 after 300
+                # steps at q, θ fixed to 1e-6; converges in 34 steps at nodes = 8, growth factor 0.62: valid)
                 plain_for = bad.alpha
                 p = run(bad.alpha, last)
+                fine = 2 * int(getattr(p, "nodes", 0) or 0)   # (a failed plain solve: at the branch's order)
+                if p.state is PointState.NOT_CONVERGED and fine > 0:
+                    p = run(bad.alpha, last, nodes=fine)
+                    if p.state is PointState.UNSTABLE:
+                        saddles.append(p)
                 if p.state.valid:
                     valid.append(p)
                     if bad.alpha == target:
