@@ -581,8 +581,8 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
     else:
         est = 0.5 * (last.alpha + bad.alpha)
         out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
-    if bad.alpha == target and (bad.state is kind or kind is not PointState.UNSTABLE):
-        return BranchPoint(bad.solution, kind)
+    if bad.alpha == target and (bad.state is kind or kind is PointState.ENDED):
+        return BranchPoint(bad.solution, kind)   # (an unconverged one only as `ended`: never used)
     if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
         t = at_target if at_target is not None and at_target.state.exists else \
             run(target, predict(branch, target, valid + [hi], None))
