@@ -312,7 +312,7 @@ def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
         return dataclasses.replace(s, m=1e-6, converged=False, residual=0.03, status="not converged")
     br = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=fake)
     assert br.end.kind is PointState.COLLAPSED and abs(br.end.alpha - 0.13) <= 1e-3
-    assert br[2].state is PointState.COLLAPSED
+    assert br[2].state is PointState.COLLAPSED and math.isnan(br[2].e_t)   # no unconverged numbers passed on
     # a fold keeps its overlap: still `ended`
     fold = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=lambda *a, **k:
                          dataclasses.replace(fake(*a, **k), m=0.2) if a[1] <= 0.13 else fake(*a, **k))
