@@ -334,3 +334,23 @@ def test_a_failure_that_a_finer_rule_cures_is_no_branch_end():
     br = follow_branch(P, [1.0, 0.8, 0.7, 0.6], "semantic", nodes=4, min_step=0.0125, solver=fake)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 4
     assert br[2].nodes == 8
+
+
+@pytest.mark.slow
+def test_semantic_end_at_omega_0377_is_unstable_real_theory():
+    """Real theory, the diagram's chain ω = 0.3523 → 0.3769 (semantic, α = 2 → 0.6 on the default grid): the
+    end was `ended` at 0.972 (a failed solve at α = 0.96875 between the valid 0.975 and the saddle 0.9625).
+    It is `unstable`, near the crossing of +1 by the growth factor. Reference: 0.977 ± 0.0005, the crossing of
+    the factor by a finite difference of size 1e-2·√q at nodes 4 and 8 (smooth: 0.990/0.997 at α = 0.9775,
+    1.029/1.017 at 0.975); the solver's own factor (size 1e-4·√q, nodes 4) scatters by ~0.03 with spikes
+    (6.45 at 0.975) there, so the end is held to 5e-3, not 1e-3."""
+    pytest.importorskip("attnphase.theory")
+    from attnphase.phase.diagram import DEFAULT_ALPHAS
+    order = [a for a in DEFAULT_ALPHAS if a >= 0.6][::-1]
+    guide = None
+    for w in (0.352308, 0.376923):
+        br = follow_branch(ModelParams(omega=w), order, "semantic", nodes=4, min_step=0.0125, guide=guide,
+                           saddles=False, stability_margin=0.4)
+        guide = {round(x.alpha, 9): x.solution for x in br.valid()}
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.977) <= 5e-3
+    assert all(p.state is PointState.UNSTABLE for p in br if p.alpha < br.end.alpha)
