@@ -354,3 +354,12 @@ def test_semantic_end_at_omega_0377_is_unstable_real_theory():
         guide = {round(x.alpha, 9): x.solution for x in br.valid()}
     assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.977) <= 5e-3
     assert all(p.state is PointState.UNSTABLE for p in br if p.alpha < br.end.alpha)
+
+
+def test_a_target_past_an_unstable_end_that_cannot_be_solved_gets_the_ends_reason():
+    """The grid α past an `unstable` end whose saddle solve fails is `unstable` like every other cell beyond
+    the end, not `ended` (the 40 × 40 diagram had such a cell at ω = 0.0938, α = 0.55)."""
+    fake = _smooth_factor(0.87, fail=(0.79, 0.81))
+    br = follow_branch(P, [1.2, 1.0, 0.8, 0.7], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=False)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+    assert [p.state for p in br] == [PointState.OK] * 2 + [PointState.UNSTABLE] * 2

@@ -586,8 +586,9 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
     if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
         t = at_target if at_target is not None and at_target.state.exists else \
             run(target, predict(branch, target, valid + [hi], None))
-        return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else
-                           PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
+        if t.state.exists or t.state is not PointState.NOT_CONVERGED:
+            return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else t.state)
+        kind = PointState.UNSTABLE   # the saddle not solved here: the cell has the end's reason, as all beyond
     return _unsolved(out.params, target, branch, bad.nodes, kind,
                      f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
 
