@@ -239,3 +239,127 @@ def test_a_failure_from_an_extrapolated_start_is_retried_from_the_valid_point():
         return s
     br = follow_branch(P, [0.5, 0.6, 0.7, 0.8], "positional", nodes=4, solver=fake)
     assert [p.state for p in br] == [PointState.OK] * 4 and br.end is None
+
+
+def _smooth_factor(crossing: float, fail=(), glitch=(), residual=1e-3):
+    """The stand-in semantic branch with a smooth growth factor 1 + 2 (crossing − α) (valid above
+    ``crossing``), no convergence for α in the open interval ``fail`` (residual ``residual``) and a spurious
+    factor 6.45 at the α's in ``glitch`` (as the finite-difference factor gave at ω = 0.377, α = 0.975)."""
+    import dataclasses
+    base = make_fake(end=0.0)
+    calls = []
+
+    def fake(params, alpha, branch, **kw):
+        calls.append(dict(alpha=alpha, nodes=kw.get("nodes")))
+        s = base(params, alpha, branch, **kw)
+        st = 6.45 if round(alpha, 9) in glitch else 1.0 + 2.0 * (crossing - alpha)
+        s = dataclasses.replace(s, stability=st, stable=st <= 1.0)
+        if fail and fail[0] < alpha < fail[1]:
+            s = dataclasses.replace(s, converged=False, residual=residual, status="not converged")
+        return s
+    fake.calls = calls
+    return fake
+
+
+def test_a_failure_between_a_valid_point_and_a_saddle_is_no_fold():
+    """A solve that fails between the last valid point and a converged saddle (the growth factor is above +1
+    past it) is no end of the branch: the end is `unstable`, located to 1e-3 at the factor's crossing (the
+    40 × 40 diagram marked the semantic branch `ended` at ω = 0.377 and 0.4015 so)."""
+    fake = _smooth_factor(0.87, fail=(0.872, 0.895))
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+    assert [p.state for p in br] == [PointState.OK, PointState.OK, PointState.UNSTABLE]
+
+
+def test_an_unstable_end_is_not_located_at_a_glitch_of_the_growth_factor():
+    """A saddle next to the valid side whose factor exceeds that of a saddle farther away is a glitch of the
+    finite-difference factor, not the bracket of the crossing: the end is still found within 1e-3."""
+    fake = _smooth_factor(0.87, glitch=(0.875,))
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+
+
+def test_a_stall_that_a_finer_rule_does_not_cure_stays_not_converged():
+    """A failure in the noise-floor band (residual within 10·rtol) is retried once at twice the outer order;
+    when that fails too the point is still "not converged" (the solver truly failed)."""
+    fake = _smooth_factor(0.0, fail=(0.0, 10.0), residual=2e-5)
+    br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=fake)
+    assert [p.state for p in br] == [PointState.NOT_CONVERGED] * 2 and br.end is None
+    assert {c["nodes"] for c in fake.calls} == {4, 8}
+
+
+def test_a_stall_at_the_noise_floor_is_no_branch_end():
+    """Real theory, the 40 × 40 diagram's false end: at ω = 0.1185 the positional solve at α = 0.7 stalls with
+    its residual at ~2e-5 (the nodes = 4 floor, rtol 1e-5) from any start; it is no fold — at nodes = 8 it
+    converges, and the point is valid (its status says how it was obtained)."""
+    pytest.importorskip("attnphase.theory")
+    br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
+    assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
+    assert br[1].nodes == 8 and "stall" in br[1].status and br[1].converged
+
+
+def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
+    """A branch that merges continuously with the uninformative point (m² linear in α, zero at 0.13) where
+    the pinned iteration slows down and fails, its iterate's m almost 0 (as the positional branch below
+    α ≈ 0.06–0.1 in the diagram, marked `ended`): the end is `collapsed`, at the zero of m² to 1e-3."""
+    import dataclasses
+    base = make_fake()
+
+    def fake(params, alpha, branch, **kw):
+        s = base(params, alpha, branch, **kw)
+        if alpha > 0.13:
+            return dataclasses.replace(s, m=math.sqrt(0.4 * (alpha - 0.13)))
+        return dataclasses.replace(s, m=1e-6, converged=False, residual=0.03, status="not converged")
+    br = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end.kind is PointState.COLLAPSED and abs(br.end.alpha - 0.13) <= 1e-3
+    assert br[2].state is PointState.COLLAPSED and math.isnan(br[2].e_t)   # no unconverged numbers passed on
+    # a fold keeps its overlap: still `ended`
+    fold = follow_branch(P, [0.3, 0.2, 0.1], "positional", nodes=4, min_step=0.0125, solver=lambda *a, **k:
+                         dataclasses.replace(fake(*a, **k), m=0.2) if a[1] <= 0.13 else fake(*a, **k))
+    assert fold.end.kind is PointState.ENDED
+
+
+def test_a_failure_that_a_finer_rule_cures_is_no_branch_end():
+    """Near a branch's end the coarse (nodes = 4) map can fail with a large residual where the finer one
+    converges (ω = 0.1185, α = 0.65 semantic: residual 1e-3 at nodes = 4, converged at nodes = 8): before an
+    end is declared the last failed solve is repeated at twice the branch's outer order."""
+    import dataclasses
+    base = make_fake(end=0.0)
+
+    def fake(params, alpha, branch, *, nodes=None, **kw):
+        s = base(params, alpha, branch, nodes=nodes, **kw)
+        if 0.65 < alpha < 0.75 and nodes == 4:
+            return dataclasses.replace(s, converged=False, residual=1e-3, status="not converged")
+        return s
+    br = follow_branch(P, [1.0, 0.8, 0.7, 0.6], "semantic", nodes=4, min_step=0.0125, solver=fake)
+    assert br.end is None and [p.state for p in br] == [PointState.OK] * 4
+    assert br[2].nodes == 8
+
+
+@pytest.mark.slow
+def test_semantic_end_at_omega_0377_is_unstable_real_theory():
+    """Real theory, the diagram's chain ω = 0.3523 → 0.3769 (semantic, α = 2 → 0.6 on the default grid): the
+    end was `ended` at 0.972 (a failed solve at α = 0.96875 between the valid 0.975 and the saddle 0.9625).
+    It is `unstable`, near the crossing of +1 by the growth factor. Reference: 0.977 ± 0.0005, the crossing of
+    the factor by a finite difference of size 1e-2·√q at nodes 4 and 8 (smooth: 0.990/0.997 at α = 0.9775,
+    1.029/1.017 at 0.975); the solver's own factor (size 1e-4·√q, nodes 4) scatters by ~0.03 with spikes
+    (6.45 at 0.975) there, so the end is held to 5e-3, not 1e-3."""
+    pytest.importorskip("attnphase.theory")
+    from attnphase.phase.diagram import DEFAULT_ALPHAS
+    order = [a for a in DEFAULT_ALPHAS if a >= 0.6][::-1]
+    guide = None
+    for w in (0.352308, 0.376923):
+        br = follow_branch(ModelParams(omega=w), order, "semantic", nodes=4, min_step=0.0125, guide=guide,
+                           saddles=False, stability_margin=0.4)
+        guide = {round(x.alpha, 9): x.solution for x in br.valid()}
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.977) <= 5e-3
+    assert all(p.state is PointState.UNSTABLE for p in br if p.alpha < br.end.alpha)
+
+
+def test_a_target_past_an_unstable_end_that_cannot_be_solved_gets_the_ends_reason():
+    """The grid α past an `unstable` end whose saddle solve fails is `unstable` like every other cell beyond
+    the end, not `ended` (the 40 × 40 diagram had such a cell at ω = 0.0938, α = 0.55)."""
+    fake = _smooth_factor(0.87, fail=(0.79, 0.81))
+    br = follow_branch(P, [1.2, 1.0, 0.8, 0.7], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=False)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
+    assert [p.state for p in br] == [PointState.OK] * 2 + [PointState.UNSTABLE] * 2

@@ -16,9 +16,15 @@ through :func:`follow_branch`. Per α it
 4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
    from the nearer valid point) until the interval between the last valid α and the first invalid one is
    below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
-   end's kind is the state met at the closest invalid α — ``unstable``, ``collapsed``, ``diverged``, or
-   ``ended`` (no fixed point of the branch however small the step: a fold / the iteration loses the
-   branch). Every α beyond the end gets that kind as its state, without a solve — except past an
+   end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where the growth factor crosses +1
+   (also when a failed solve lies between the last valid point and a converged saddle: the branch goes on;
+   located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap vanishes (also when
+   the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical slowing down),
+   ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a fold).
+   A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
+   repeated at twice the outer order, and so is the last failed solve before an end is declared: a stall
+   of the coarse rule is no end. Every α beyond the end gets that kind as its
+   state, without a solve — except past an
    ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
    until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest).
 
@@ -29,7 +35,7 @@ valid point, or the failure was isolated — never because it lies beyond a bran
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from enum import Enum
 from types import SimpleNamespace
 from typing import Any, Callable, Protocol, Sequence
@@ -56,6 +62,17 @@ integration error is ~1e-5, docs/theory.md)."""
 
 END_XTOL = 1e-3
 """Default resolution in α to which :func:`follow_branch` locates a branch's end."""
+
+STALL_FACTOR = 10.0
+"""A solve that stopped with its residual above ``rtol`` but within ``STALL_FACTOR·rtol`` has stalled at the
+integration rule's noise floor (MODEL.md §7: the split rule's map is piecewise smooth; at the diagram's outer
+order 4 its floor is ~1e-5, the default ``rtol``): the iterate has stopped moving, the branch has not ended.
+Such a solve is repeated once at twice the outer order (:func:`_resolve_stall`). A fold or a collapse leaves
+the residual orders of magnitude higher (measured 2.5e-4 … 1 at the failures next to the diagram's ends)."""
+
+CROSSING_SOLVES = 2
+"""At most this many extra solves locate an ``unstable`` end (regula falsi on the growth factor, :func:`_locate_crossing`)
+once it is bracketed to ``min_step``."""
 
 
 class PointState(str, Enum):
@@ -266,7 +283,8 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
                   init=None, guide: dict | None = None, history: Sequence | None = None,
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
                   min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
-                  progress: Callable[[int], None] | None = None, stability_margin: float | None = None) -> Branch:
+                  progress: Callable[[int], None] | None = None, stability_margin: float | None = None,
+                  xtol: float = END_XTOL) -> Branch:
     """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
     given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
@@ -275,7 +293,9 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
     ``progress(i)`` after each requested α. ``stability_margin``: skip the growth factor's map evaluation
     (``stability=None`` on the point) where it cannot make the point ``unstable`` (:func:`_skip_stability`);
-    None (default): evaluate it at every point.
+    None (default): evaluate it at every point. ``xtol``: resolution in α of an ``unstable`` end (the growth
+    factor's crossing of +1, located by at most :data:`CROSSING_SOLVES` extra solves once bracketed to
+    ``min_step``).
 
     With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
     branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
@@ -284,17 +304,23 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         raise ParameterError("branch", "semantic, positional, uninformative or free", branch)
     if not min_step > 0:
         raise ParameterError("min_step", "> 0", min_step)
+    if not xtol > 0:
+        raise ParameterError("xtol", "> 0", xtol)
     solve = solver or default_solver()
     cfg = SolveSettings(nodes, max_steps, rtol, stability)
     out = Branch(branch, params, [])
     valid: list = [p for p in (history or []) if point_state(p).valid]
     guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
 
-    def run(a: float, start) -> BranchPoint:
+    def run(a: float, start, nodes: int | None = None) -> BranchPoint:
+        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry)."""
         out.solves += 1
         stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
-        s = solve(params, float(a), branch, nodes=cfg.nodes, init=start, max_steps=cfg.max_steps,
+        s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cfg.max_steps,
                   stability=stab, rtol=cfg.rtol)
+        if stalled(s, cfg.rtol) and nodes is None:
+            out.solves += 1
+            s = _resolve_stall(solve, params, float(a), branch, s, cfg, stab)
         p = BranchPoint(s, point_state(s))
         if p.state.valid:
             computed.append(p)
@@ -347,15 +373,40 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             if out.points[-1].state.valid:
                 valid.append(out.points[-1])
         else:
-            p = _advance(run, branch, a, valid, guide, min_step, out)
+            p = _advance(run, branch, a, valid, guide, min_step, out, xtol)
             out.points.append(p)
         if progress is not None:
             progress(i)
     if not any(p.state.valid for p in out.points):   # nothing to follow back from: the cold starts after all
         for i in deferred:
             out.points[i] = first(out.points[i].alpha)
-    _backwards(run, out, guide, min_step)
+    _backwards(run, out, guide, min_step, xtol)
     return out
+
+
+def stalled(sol, rtol: float) -> bool:
+    """Whether an unconverged solve stalled at the rule's noise floor (:data:`STALL_FACTOR`): its residual is
+    finite, above ``rtol`` and within ``STALL_FACTOR·rtol``, with a finite, non-runaway q."""
+    r = getattr(sol, "residual", None)
+    if sol.converged or r is None or not math.isfinite(r) or not math.isfinite(sol.q):
+        return False
+    return rtol < r <= STALL_FACTOR * rtol and sol.q <= DIVERGE_Q * sol.params.sigma ** 2
+
+
+def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSettings, stab: bool):
+    """The stalled solve ``sol`` repeated from its own last iterate at twice its outer order (a finer rule
+    has a lower noise floor). The converged result says so in its ``status`` (its ``nodes`` is the order it
+    was solved at); if it does not converge either, ``sol`` is returned unchanged (a real failure)."""
+    n = int(getattr(sol, "nodes", 0) or 0)
+    if n <= 0:
+        return sol
+    s2 = solve(params, alpha, branch, nodes=2 * n, init=sol, max_steps=cfg.max_steps, stability=stab,
+               rtol=cfg.rtol)
+    if not s2.converged:
+        return sol
+    note = (f"converged at nodes={2 * n} after a stall at the nodes={n} noise floor "
+            f"(residual {sol.residual:.2e}, rtol {cfg.rtol:.0e})")
+    return replace(s2, status=note) if is_dataclass(s2) else s2
 
 
 def _later(guide: dict | None, alpha: float, rest: Sequence[float]) -> bool:
@@ -390,7 +441,7 @@ def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin
     return bool(pred < 1.0 - margin)
 
 
-def _backwards(run, out: Branch, guide, min_step: float) -> None:
+def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL) -> None:
     """When the first α's gave no valid point and a later one did, follow the branch back from its first
     valid point over them (same adaptive step): they get the state of the branch's beginning (``begin``)
     instead of a failure of a cold start."""
@@ -405,7 +456,7 @@ def _backwards(run, out: Branch, guide, min_step: float) -> None:
             out.points[j] = _unsolved(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
                                       f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
             continue
-        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp)
+        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol)
     out.begin = tmp.end
     out.extra.extend(tmp.extra)
 
@@ -420,19 +471,26 @@ def _scaled_start(params, alpha, branch, scale):
     return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
 
 
-def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch) -> BranchPoint:
+def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch,
+             xtol: float = END_XTOL) -> BranchPoint:
     """Reach ``target`` from the last valid point, halving the step on failure (adaptive step); sets
     ``out.end`` when the interval to the first invalid α falls below ``min_step``.
 
     An invalid α is retried (from the closer start the halving has reached) once the last valid point is
     within ``min_step`` of it, not after every successful half step: a retry from a far start fails like the
     first try, and a failed solve costs the full ``max_steps`` (measured: half the time of a diagram column
-    went into such retries, docs/benchmarks.md)."""
+    went into such retries, docs/benchmarks.md).
+
+    The end's kind is the evidence next to it: a failure (``not converged``) with a converged saddle of the
+    branch beyond it (state ``unstable``, met on the way) is no fold — the branch exists on both sides — so
+    the end is ``unstable``; an ``unstable`` end is then located to ``xtol`` on the growth factor
+    (:func:`_locate_crossing`)."""
     a_try = target
     bad: BranchPoint | None = None
     bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
     at_target: BranchPoint | None = None
     plain_for: float | None = None   # the invalid α already retried from the last valid point itself
+    saddles: list[BranchPoint] = []   # converged saddles (state unstable) met on the way to the target
     while True:
         p = run(a_try, predict(branch, a_try, valid, guide))
         dist = abs(a_try - valid[-1].alpha)
@@ -450,10 +508,12 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                 continue
         else:
             bad, bad_from = p, dist  # always the invalid α nearest the last valid one: steps only shrink to it
+            if p.state is PointState.UNSTABLE:
+                saddles.append(p)
             if a_try != target:
                 out.extra.append(p)
         last = valid[-1]
-        if abs(bad.alpha - last.alpha) <= min_step:
+        if abs(bad.alpha - last.alpha) <= min_step * (1.0 + 1e-9):   # (a halved step is not exactly min_step)
             if bad_from > abs(bad.alpha - last.alpha) + 1e-12:   # retry once from the nearest valid start
                 a_try = bad.alpha
                 continue
@@ -461,8 +521,16 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                 # a failure from an extrapolated start is not yet a fold: once more from the last valid point
                 # itself (the 40 × 40 diagram had 3 false "ended" ends, e.g. ω = 0.1185, α = 0.7 positional,
                 # which converges in 8 steps from the valid point at α = 0.6875)
+                # — and if that fails too, at twice the outer order: near a branch's end the nodes = 4 map can
+                # fail with its iterate no longer moving (ω = 0.1185, α = 0.65 semantic: residual 1e-3 after 300
+                # steps at q, θ fixed to 1e-6; converges in 34 steps at nodes = 8, growth factor 0.62: valid)
                 plain_for = bad.alpha
                 p = run(bad.alpha, last)
+                fine = 2 * int(getattr(p, "nodes", 0) or 0)   # (a failed plain solve: at the branch's order)
+                if p.state is PointState.NOT_CONVERGED and fine > 0:
+                    p = run(bad.alpha, last, nodes=fine)
+                    if p.state is PointState.UNSTABLE:
+                        saddles.append(p)
                 if p.state.valid:
                     valid.append(p)
                     if bad.alpha == target:
@@ -471,19 +539,116 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                     bad, bad_from, a_try = None, math.inf, target
                     continue
                 bad = p
-            kind = bad.state if bad.state is not PointState.NOT_CONVERGED else PointState.ENDED
-            est = _stability_crossing(last, bad) if kind is PointState.UNSTABLE else 0.5 * (last.alpha + bad.alpha)
-            out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
-            if bad.alpha == target:
-                return BranchPoint(bad.solution, kind)
-            if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
-                t = at_target if at_target is not None and at_target.state.exists else \
-                    run(target, predict(branch, target, valid + [bad], None))
-                return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else
-                                   PointState.ENDED if t.state is PointState.NOT_CONVERGED else t.state)
-            return _unsolved(out.params, target, branch, bad.nodes, kind,
-                             f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
+            return _end_at(run, branch, target, valid, bad, saddles, at_target, out, xtol)
         a_try = 0.5 * (last.alpha + bad.alpha)
+
+
+def _beyond(p: BranchPoint, last: BranchPoint, target: float) -> bool:
+    """``p`` lies past the last valid point, on the way to ``target``."""
+    return (p.alpha - last.alpha) * (target - last.alpha) > 0
+
+
+def _first_saddle(saddles: Sequence[BranchPoint], last: BranchPoint, target: float) -> BranchPoint | None:
+    """The saddle nearest the last valid point whose growth factor is not above that of any saddle farther
+    away. Near an instability the factor grows monotonically away from the valid side; a nearer saddle with a
+    larger factor is a glitch of the finite-difference factor (measured: 6.45 at ω = 0.377, α = 0.975 between
+    0.93 at α = 0.981 and 1.20 at α = 0.95, while a re-solve there gave 0.98) and does not bracket the
+    crossing."""
+    have = sorted((p for p in saddles if _beyond(p, last, target)), key=lambda p: abs(p.alpha - last.alpha))
+    for i, p in enumerate(have):
+        far = [x.stability for x in have[i + 1:] if x.stability is not None and math.isfinite(x.stability)]
+        if p.stability is None or not math.isfinite(p.stability) or not far or p.stability <= min(far):
+            return p
+    return None
+
+
+def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, saddles: Sequence[BranchPoint],
+            at_target: BranchPoint | None, out: Branch, xtol: float) -> BranchPoint:
+    """Set ``out.end`` from the first invalid point ``bad`` next to the last valid one (see :func:`_advance`)
+    and return the point at ``target``."""
+    last = valid[-1]
+    kind = bad.state if bad.state is not PointState.NOT_CONVERGED else PointState.ENDED
+    saddle = _first_saddle(saddles, last, target)
+    if kind is PointState.ENDED and saddle is not None:
+        kind = PointState.UNSTABLE   # the pinned branch goes on past the failure: it did not end there
+    zero = _collapse_point(valid, bad, branch) if kind in (PointState.ENDED, PointState.COLLAPSED) else None
+    if zero is not None:   # a continuous end onto the uninformative point (also when the solve there failed)
+        kind, est = PointState.COLLAPSED, zero
+        out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
+    elif kind is PointState.UNSTABLE:
+        lo, hi, est = _locate_crossing(run, branch, valid, saddle or bad, out, xtol)
+        out.end = BranchEnd(float(est), kind, float(lo.alpha), float(hi.alpha))
+    else:
+        est = 0.5 * (last.alpha + bad.alpha)
+        out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
+    if bad.alpha == target and (bad.state is kind or kind is PointState.ENDED):
+        return BranchPoint(bad.solution, kind)   # (an unconverged one only as `ended`: never used)
+    if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
+        t = at_target if at_target is not None and at_target.state.exists else \
+            run(target, predict(branch, target, valid + [hi], None))
+        if t.state.exists or t.state is not PointState.NOT_CONVERGED:
+            return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else t.state)
+        kind = PointState.UNSTABLE   # the saddle not solved here: the cell has the end's reason, as all beyond
+    return _unsolved(out.params, target, branch, bad.nodes, kind,
+                     f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
+
+
+COLLAPSE_DROP = 0.1
+"""An unconverged iterate whose overlap fell below ``COLLAPSE_DROP`` times the last valid point's is falling
+onto the uninformative point (:func:`_collapse_point`)."""
+
+
+def _collapse_point(valid: list, bad: BranchPoint, branch: str) -> float | None:
+    """Where the branch merges continuously with the uninformative point, when the evidence says so: the
+    failed iterate at ``bad`` lost its overlap (|overlap| below :data:`COLLAPSE_DROP` times the last valid
+    point's: the pinned iteration falls onto the uninformative point, slowly — critical slowing down, e.g. the
+    positional branch at ω = 0.3, α = 0.056: m = 4e-5 after 60 steps from 0.023 at α = 0.0625) and the squared
+    overlap of the last two valid points, linear in α near a continuous end, extrapolates to 0 within one
+    bracket width of [last valid, ``bad``]. Returns that zero (clamped into the bracket), else None (a fold)."""
+    if branch not in ("semantic", "positional") or len(valid) < 2:
+        return None
+    key = overlap_key(branch)
+    p1, p0 = valid[-1], valid[-2]
+    y1, y0, yb = (float(getattr(p, key)) for p in (p1, p0, bad))
+    if not (math.isfinite(yb) and abs(yb) < COLLAPSE_DROP * abs(y1)) or p1.alpha == p0.alpha:
+        return None
+    y1, y0 = y1 * y1, y0 * y0
+    if not y0 > y1 > 0:
+        return None   # the overlap does not shrink toward the end
+    zero = p1.alpha - y1 * (p0.alpha - p1.alpha) / (y0 - y1)
+    lo, hi = sorted((p1.alpha, bad.alpha))
+    width = hi - lo
+    if not lo - width <= zero <= hi + width:
+        return None
+    return min(max(zero, lo), hi)
+
+
+def _locate_crossing(run, branch: str, valid: list, hi: BranchPoint, out: Branch, xtol: float):
+    """Where the growth factor crosses +1 between the last valid point and the saddle ``hi``: linear
+    interpolation, refined by at most :data:`CROSSING_SOLVES` regula-falsi solves (each at the estimate, kept
+    inside the inner 80 % of the bracket) while the bracket is wider than ``xtol``. A solve that fails or
+    has no growth factor stops the refinement. Returns ``(last valid, nearest saddle, estimate)``."""
+    lo = valid[-1]
+    est = _stability_crossing(lo, hi)
+    for _ in range(CROSSING_SOLVES):
+        d = hi.alpha - lo.alpha
+        if abs(d) <= xtol or lo.stability is None or hi.stability is None:
+            break
+        t = min(max((est - lo.alpha) / d, 0.1), 0.9)
+        a = lo.alpha + t * d
+        p = run(a, predict(branch, a, valid, None))
+        if p.stability is None or not math.isfinite(p.stability) or not p.state.exists:
+            break
+        out.extra.append(p)
+        if not p.state.valid and p.stability > hi.stability:
+            break   # a glitch of the factor (:func:`_first_saddle`): keep the bracket
+        if p.state.valid:
+            valid.append(p)
+            lo = p
+        else:
+            hi = p
+        est = _stability_crossing(lo, hi)
+    return lo, hi, est
 
 
 def branch_table(branch_or_points):
