@@ -296,3 +296,19 @@ def test_default_resolution_converged():
             ref = abs(getattr(d, c))
             if ref > 0:
                 assert abs(getattr(a, c) - getattr(d, c)) < 1e-4 * ref, (b, c)
+
+
+def test_growth_factor_does_not_depend_on_the_difference_step():
+    """The pinned direction's growth factor (MODEL.md §7) is a derivative of a map that is odd in the pinned
+    overlap: the default step and a 3x larger one must agree (at ω = 0.377, α = 1.2 the old step 1e-4·√q gave
+    +0.02 against −0.20, the rule's noise floor divided by a tiny step)."""
+    from attnphase.theory import solver as SV
+    p = ModelParams(omega=0.377)
+    s = solve_point(p, 1.2, "semantic", nodes=4, stability=False)
+    assert s.converged
+    x = np.array([s.q, s.m, s.V, s.theta])
+    F = SV._Map(p, 1.2, "semantic", make_rule(4, "split"))
+    g_default = SV._stability(F, x, "semantic")
+    g_large = SV._stability(F, x, "semantic", eps=3.0 * SV.STABILITY_EPS)
+    assert abs(g_default - g_large) < 0.02
+    assert g_default < 0.0  # the semantic branch is far inside its stable range there
