@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import check_int, check_range
+from ..errors import ParameterError, check_int, check_range
 from .status import Status
 
 
@@ -24,11 +24,13 @@ class Run:
     iterations: np.ndarray
     residual: np.ndarray
     history: tuple = ((), ())   # the Anderson secant pairs (dX, dF) per point, to continue on a similar map
+    full_calls: int = 0         # evaluations of the full tier of a two-tier map (``full_every``)
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
-            history: tuple | None = None, compact: bool = False) -> Run:
+            history: tuple | None = None, compact: bool = False, full_every: int = 0,
+            certify: bool = True) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -39,11 +41,22 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
     ``Run.history`` of a previous run on a map with nearly the same Jacobian (e.g. the same map on fewer
     integration points); its secant pairs seed Anderson.
+
+    ``full_every > 0`` (needs ``compact``): ``F(X_active, idx, full)`` is a two-tier map whose cheap tier
+    (``full=False``, e.g. warm-started inner solves) may differ from the full one where the cheap one is
+    wrong. A call is full on the first evaluation, after ``full_every − 1`` cheap calls in a row, and whenever
+    a row asks for certification: a row whose cheap residual is below ``rtol`` is evaluated fully at its next
+    iterate and is CONVERGED only if the full residual is below ``rtol`` there (``certify=False``: a cheap
+    residual suffices, for a stage whose result is only a starting point). ``Run.full_calls`` counts them.
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
     check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
     anderson = check_int("anderson", anderson, 0)
+    full_every = check_int("full_every", full_every, 0)
+    if full_every and not compact:
+        raise ParameterError("full_every", "0 unless compact=True (the two-tier map takes the active rows)",
+                             full_every)
     X = np.array(x0, dtype=np.float64)
     B, n = X.shape
     status = np.empty(B, dtype=object)
@@ -56,9 +69,18 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     if history is not None and len(history[0]) == B:
         dX, dF = [list(v) for v in history[0]], [list(v) for v in history[1]]
     last_x = last_f = None
+    want_full = np.ones(B, bool)         # rows whose next evaluation must be full (two-tier map only)
+    cheap_run = full_calls = 0
     for it in range(1, max_steps + 1):
         idx = np.nonzero(active)[0]
-        if compact:
+        full = not full_every or bool(want_full[idx].any()) or cheap_run >= full_every - 1
+        if full_every:
+            FXa, oka, out = F(X[idx], idx, full)
+            FX, ok = X.copy(), np.ones(B, bool)
+            FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
+            cheap_run, full_calls = (0, full_calls + 1) if full else (cheap_run + 1, full_calls)
+            want_full[idx] = False
+        elif compact:
             FXa, oka, out = F(X[idx], idx)
             FX, ok = X.copy(), np.ones(B, bool)
             FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
@@ -79,6 +101,9 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         status[bad & finite] = Status.INVALID_STATE
         active &= ~bad
         conv = active & (res < rtol)
+        if full_every and certify and not full:
+            want_full |= conv                # converged on the cheap map: certify on the full one
+            conv[:] = False
         status[conv] = Status.CONVERGED
         active &= ~conv
         if not active.any():
@@ -101,4 +126,4 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res, (dX, dF))
+    return Run(X, aux, status, iters, res, (dX, dF), full_calls)
