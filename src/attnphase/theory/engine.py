@@ -264,23 +264,38 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sig_flat = np.repeat(sg, S)
         X = x0.reshape(B * S, n)
         used = np.zeros(B * S, int)
-        full_calls = 0
+        full_calls = np.zeros(B * S, int)
         stages = qmc_config.stages
         hist = None
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
             h_cache = np.zeros((B * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
 
-            def F(Xa, idx, full=True, xi=xi, y=y, h_cache=h_cache):
+            def call(Xa, idx, warm, xi=xi, y=y, h_cache=h_cache):
                 m = len(idx)
                 pad = np.concatenate([idx, np.full(bucket(m, B * S) - m, idx[-1])])
                 Xp = np.concatenate([Xa, np.repeat(Xa[-1:], len(pad) - m, axis=0)])
                 knobs = CG.Knobs(*(jnp.asarray(v[pad]) for v in row_knobs))
-                h_prev = None if full else jnp.asarray(h_cache[pad])
-                fx, ok, aux, h = maps[not full](jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y, h_prev)
+                h_prev = jnp.asarray(h_cache[pad]) if warm else None
+                fx, ok, aux, h = maps[warm](jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y, h_prev)
                 h_cache[idx] = np.asarray(h)[:m]
                 cut = lambda v: np.asarray(v)[:m]  # noqa: E731
                 return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
+
+            def F(Xa, idx, full):
+                """Full rows through the global prox, the others warm: two calls at most."""
+                parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
+                         for sel, warm in ((full, False), (~full, True)) if sel.any()]
+                if len(parts) == 1:
+                    return parts[0][1]
+                fx = np.empty_like(Xa)
+                ok = np.empty(len(idx), bool)
+                aux = {}
+                for pos, (f_, o_, a_) in parts:
+                    fx[pos], ok[pos] = f_, o_
+                    for key, v in a_.items():
+                        aux.setdefault(key, np.empty((len(idx),) + v.shape[1:], v.dtype))[pos] = v
+                return fx, ok, aux
 
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
@@ -331,7 +346,7 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
                            float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
                            Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
                            float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
-                           full_prox_calls=run.full_calls)
+                           full_prox_calls=int(np.max(run.full_calls[sl])))
 
 
 def solve(params: ModelParams, alpha: float, branch: str = "semantic", **kw) -> GeneralSolution:

@@ -182,7 +182,8 @@ def starts(w, h_star, V, sigma2, offsets):
 def prox_pair(w, h_star, T, V, sigma2, offsets):
     """Global minimiser over all starts, and the runner-up basin: returns (ĥ (L, r), min value, |∇F| at ĥ,
     ĥ₂ (L, r)). ĥ₂ is the polished best start whose scout ended at least ``BASIN_SEP (|ĥ| + σ)`` away from
-    the winner's (ĥ itself if there is none): where the global minimum switches basin as the state moves, it
+    the winner's, or if there is none the polished mirror image −ĥ (ℓ is even in h; seen: the positional
+    minimum jumping to the mirrored basin at ω = 0.1); where the global minimum switches basin as the state moves, it
     switches (nearly always) to this one, so the warm map (:func:`prox_warm`) follows both."""
     Vinv = jnp.linalg.inv(V)
     H0 = starts(w, h_star, V, sigma2, offsets)
@@ -192,9 +193,10 @@ def prox_pair(w, h_star, T, V, sigma2, offsets):
     j = jnp.argmin(F)
     far = jnp.linalg.norm((h - h[j]).reshape(h.shape[0], -1), axis=1) \
         > BASIN_SEP * (jnp.linalg.norm(h[j]) + jnp.sqrt(sigma2))
-    k = jnp.where(jnp.any(far), jnp.argmin(jnp.where(far, F, jnp.inf)), j)
+    k = jnp.argmin(jnp.where(far, F, jnp.inf))
+    second = jnp.where(jnp.any(far), h[k], -h[j])
     both = jax.vmap(_newton, in_axes=(0, None, None, None, None, None, None))(
-        jnp.stack([h[j], h[k]]), w, T, Vinv, sigma2, POLISH_STEPS, GTOL)
+        jnp.stack([h[j], second]), w, T, Vinv, sigma2, POLISH_STEPS, GTOL)
     return _ordered(*both)
 
 
@@ -211,10 +213,12 @@ def prox(w, h_star, T, V, sigma2, offsets):
 
 def prox_warm(h_pair, w, T, V, sigma2):
     """Newton (at most ``POLISH_STEPS``, stopped at ``GTOL``/``XTOL``) from the two minimisers ``h_pair``
-    (2, L, r) of the same sample at the previous evaluation (:func:`prox_pair`'s ĥ and ĥ₂): the lower of the
-    two LOCAL minima, and the other. It equals :func:`prox` unless the global minimum has moved to a third
+    (2, L, r) of the same sample at the previous evaluation (:func:`prox_pair`'s ĥ and ĥ₂; the mirror image
+    −ĥ instead of ĥ₂ where both lie in one basin): the lower of the two LOCAL minima, and the other. It equals :func:`prox` unless the global minimum has moved to a third
     basin since; the engine therefore certifies every fixed point with :func:`prox_pair`
     (``engine.solve_batch``, ``full_prox_every``)."""
+    h1, h2 = h_pair[0], h_pair[1]
+    same = jnp.linalg.norm(h2 - h1) <= BASIN_SEP * (jnp.linalg.norm(h1) + jnp.sqrt(sigma2))
     both = jax.vmap(_newton, in_axes=(0, None, None, None, None, None, None))(
-        h_pair, w, T, jnp.linalg.inv(V), sigma2, POLISH_STEPS, GTOL)
+        jnp.stack([h1, jnp.where(same, -h1, h2)]), w, T, jnp.linalg.inv(V), sigma2, POLISH_STEPS, GTOL)
     return _ordered(*both)
