@@ -84,9 +84,10 @@ def fields(x: OrderParams, sigma, xi, y, P):
 
 def dg_domega(h, T, V, sigma2):
     """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ (L, r) of one sample, by the
-    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``."""
+    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``.
+    ∇²ℓ in closed form (:func:`prox_general.derivatives` without the quadratic term)."""
     L, r = h.shape
-    H = jax.hessian(lambda v: PG.loss(v.reshape(L, r), T, sigma2))(h.ravel())
+    H = PG.derivatives(h, h, T, jnp.zeros((r, r)), sigma2)[2].reshape(L * r, L * r)
     K = jnp.kron(jnp.eye(L), jnp.linalg.inv(V))
     dg = K @ (jnp.linalg.solve(K + H, K) - jnp.eye(L * r))
     return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
