@@ -131,3 +131,104 @@ def test_positional_branch_within_5e_3_of_split_rule_at_16384_x_8():
             a, b, e = s.values[k], getattr(ref, k), s.errors[k]
             print(om, k, f"rel dev {abs(abs(a) - abs(b)) / abs(b):.1e}", f"rel s.e. {e / abs(b):.1e}")
             assert abs(abs(a) - abs(b)) <= min(3 * e, 5e-3 * abs(b)) + 1e-4 * abs(b), (om, k, a, b, e)
+
+
+# --- warm prox starts (issue 11, speed): the warm map, the certification, the creeping iterate -------------
+
+ALT_A = ((0.3, 0.7), (0.8, 0.2))
+
+
+def _path_maps(p, branch, steps, points=256):
+    """Along the engine's own damped iteration from the default start (2 scrambles), yield per step: the
+    state's previous minimiser pairs, the cold map and the warm map (warm-started from the previous state's
+    pairs) at the new state, and the new cold pairs."""
+    from attnphase.theory.engine import _compiled_map, _points
+    from attnphase.theory.state import flatten
+    cfg = QMCConfig(points=points, scrambles=2, coarse=0)
+    with jax.enable_x64(True):
+        xi, y = (jnp.asarray(a) for a in _points(p, cfg))
+        full, warm = (_compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, branch, w) for w in (False, True))
+        X = np.repeat(np.asarray(flatten(OrderParams(*(np.asarray(b, float)
+                                                       for b in default_init(p, branch)))))[None], 2, 0)
+        knobs = CG.Knobs(*(jnp.full(2, v) for v in (2.0, p.omega, p.sigma, p.lam)))
+        s = jnp.arange(2)
+        fx, _, _, h = full(jnp.asarray(X), knobs, s, xi, y, None)
+        for _ in range(steps):
+            X = X + 0.6 * (np.asarray(fx) - X)
+            cold = full(jnp.asarray(X), knobs, s, xi, y, None)
+            hot = warm(jnp.asarray(X), knobs, s, xi, y, h)
+            yield np.asarray(h), cold, hot
+            fx, h = cold[0], cold[3]
+
+
+@pytest.mark.parametrize("p,branch", [
+    *[(ModelParams(omega=o), b) for o in (0.1, 0.3, 0.5) for b in ("semantic", "positional")],
+    pytest.param(ModelParams(omega=0.3, A=ALT_A), "semantic", marks=pytest.mark.slow),
+    pytest.param(ModelParams(omega=0.3, A=ALT_A), "positional", marks=[pytest.mark.slow, pytest.mark.xfail(
+        strict=True, reason="measured: a jump to a third basin on the 2nd step from the default start (map "
+                            "differs by 1e-2); the certification by the full map is the guarantee there")]),
+    pytest.param(L3.replace(omega=0.3), "semantic", marks=pytest.mark.slow),
+    pytest.param(ModelParams(r=2, omega=0.3), "free", marks=pytest.mark.slow)])
+def test_warm_map_equals_cold_map_where_the_global_basin_switches(p, branch):
+    """On the first two steps of the iteration (where the state moves most), some samples' global minimum
+    jumps to another basin (at positional ω = 0.1: to the mirror image, asserted); the warm map (Newton from
+    the previous best and runner-up/mirror) still equals the cold multi-start map to 1e-10 (relative, every
+    block), minimisers and min values included. (Farther from the fixed point a jump to a third basin can
+    happen; then the engine's certification by the full map, tested below, is the guarantee.)"""
+    from attnphase.theory.state import block_residual, shapes
+    switched = 0
+    for h_prev, cold, hot in _path_maps(p, branch, 2):
+        hc, hw = np.asarray(cold[3]), np.asarray(hot[3])
+        best = hc[:, :, 0]
+        jump = np.linalg.norm((best - h_prev[:, :, 0]).reshape(*best.shape[:2], -1), axis=-1)
+        switched += int(np.sum(jump > 0.5 * np.linalg.norm(h_prev[:, :, 0].reshape(*best.shape[:2], -1), axis=-1)))
+        rel = block_residual(np.asarray(cold[0]), np.asarray(hot[0]), shapes(p.r, p.k, p.r_star), p.sigma)
+        tol = 1e-10 if p.r == 1 else 3e-10         # r = 2: round-off of the gauge fixing, measured 1.3e-10
+        assert np.max(rel) < tol, (np.max(rel), branch)
+        np.testing.assert_allclose(hw[:, :, 0], best, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(np.asarray(hot[2]["EM"]), np.asarray(cold[2]["EM"]), rtol=1e-10)
+    if (p.omega, branch) == (0.1, "positional"):
+        assert switched > 0, "no basin switch exercised"
+
+
+def test_warm_scheme_solve_equals_full_prox_solve():
+    """The default scheme (warm prox, full every 4th evaluation and at certification) ends on the same fixed
+    point as a full multi-start prox at every evaluation: within 1e-4 relative (both converge to rtol 1e-6
+    on the same deterministic map) and far inside the QMC error bars."""
+    p = ModelParams(omega=0.3)
+    kw = dict(qmc_config=QMCConfig(points=256, scrambles=2), rtol=1e-6)
+    for branch in ("semantic", "positional"):
+        a = solve(p, 2.0, branch, full_prox_every=4, **kw)
+        b = solve(p, 2.0, branch, full_prox_every=1, **kw)
+        assert a.converged and b.converged and 1 <= a.full_prox_calls < a.iterations
+        assert b.full_prox_calls == b.iterations
+        for k in ("q", "m", "theta", "V", "e_t"):
+            assert abs(a.values[k] - b.values[k]) <= 1e-4 * abs(b.values[k]) + 1e-12
+            assert abs(a.values[k] - b.values[k]) <= 0.1 * b.errors[k] + 1e-12
+        assert a.to_dict()["provenance"]["newton"]["full_prox_every"] == 4
+
+
+def test_two_tier_iteration_converges_only_on_the_full_map():
+    """A cheap tier that is wrong (a shifted fixed point) never certifies: the loop ends on the FULL map's
+    fixed point (after a failed certification the row takes the full tier only), counting full evaluations; a slowly contracting iterate is not reported converged when
+    its residual first drops below rtol, only once the estimated remaining distance is below rtol too."""
+    from attnphase.theory import fixed_point
+    from attnphase.theory.status import Status
+
+    def F(X, idx, full):
+        return 0.5 * X + np.where(full[:, None], 1.0, 1.1), np.ones(len(idx), bool), {}
+
+    res = lambda X, Y: np.max(np.abs(Y - X) / np.abs(X), axis=1)  # noqa: E731
+    run = fixed_point.iterate(F, np.zeros((3, 2)) + 5.0, res, rtol=1e-8, max_steps=100, compact=True,
+                              full_every=4)
+    assert all(s is Status.CONVERGED for s in run.status)
+    np.testing.assert_allclose(run.x, 2.0, rtol=1e-7)
+    assert np.all(run.full_calls >= 2) and np.all(run.full_calls < run.iterations)   # the cheap tier was used
+    np.testing.assert_allclose(run.residual, 0.0, atol=1e-8)
+    # a slow contraction (ρ = 0.97): the residual falls below rtol while the iterate is still ~30 rtol away
+    lin = lambda rho: lambda X: (1.0 + rho * (X - 1.0), np.ones(len(X), bool), {})  # noqa: E731
+    kw = dict(rtol=1e-6, max_steps=120, anderson=0)
+    slow = fixed_point.iterate(lin(0.97), np.ones((1, 1)) + 1e-4, res, **kw)
+    assert slow.status[0] is Status.MAX_STEPS and slow.residual[0] < 1e-6 and abs(slow.x[0, 0] - 1) > 1e-6
+    fast = fixed_point.iterate(lin(0.3), np.ones((1, 1)) + 1e-4, res, **kw)
+    assert fast.status[0] is Status.CONVERGED and abs(fast.x[0, 0] - 1) < 1e-6

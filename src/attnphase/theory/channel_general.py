@@ -40,6 +40,7 @@ class ChannelOut(NamedTuple):
     max_grad: jnp.ndarray    # worst |∇F| at the returned minimisers
     V_hat_deriv: jnp.ndarray  # −α E[Σ_l ∂g_l/∂ω_l] (implicit-function form, all columns; for checks)
     null_dim: jnp.ndarray    # number of directions of q treated as null (derivative form used there)
+    h: jnp.ndarray           # the minimisers ĥ and runner-ups ĥ₂ (N, 2, L, r) (warm starts of the next call)
 
 
 def sym_power(S, p):
@@ -83,9 +84,10 @@ def fields(x: OrderParams, sigma, xi, y, P):
 
 def dg_domega(h, T, V, sigma2):
     """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ (L, r) of one sample, by the
-    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``."""
+    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``.
+    ∇²ℓ in closed form (:func:`prox_general.derivatives` without the quadratic term)."""
     L, r = h.shape
-    H = jax.hessian(lambda v: PG.loss(v.reshape(L, r), T, sigma2))(h.ravel())
+    H = PG.derivatives(h, h, T, jnp.zeros((r, r)), sigma2)[2].reshape(L * r, L * r)
     K = jnp.kron(jnp.eye(L), jnp.linalg.inv(V))
     dg = K @ (jnp.linalg.solve(K + H, K) - jnp.eye(L * r))
     return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
@@ -105,13 +107,18 @@ def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
     return 0.5 * (V_hat + V_hat.T), 0.5 * (deriv + deriv.T)
 
 
-def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets) -> ChannelOut:
+def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets, h_prev=None) -> ChannelOut:
     """Hats (MODEL.md §8): ``q̂ = α E[gᵀg]``, ``M̂ = α E[gᵀP]``, ``θ̂ = α E[gᵀy] R⁻¹`` and V̂ by :func:`v_hat`
-    (Stein on the range of q, derivative form on its null space), with ``g = (ĥ − ω) V⁻¹``."""
+    (Stein on the range of q, derivative form on its null space), with ``g = (ĥ − ω) V⁻¹``. ĥ is the global
+    multi-start prox, or with ``h_prev`` (N, 2, L, r) the warm one (:func:`prox_general.prox_warm`)."""
     alpha, sigma2 = knobs.alpha, knobs.sigma ** 2
     w, hs, R = fields(x, knobs.sigma, xi, y, P)
     T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
-    h, Fmin, gn = jax.vmap(PG.prox, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2, offsets)
+    if h_prev is None:
+        h, Fmin, gn, h2 = jax.vmap(PG.prox_pair, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2,
+                                                                                     offsets)
+    else:
+        h, Fmin, gn, h2 = jax.vmap(PG.prox_warm, in_axes=(0, 0, 0, None, None))(h_prev, w, T, x.V, sigma2)
     g = (h - w) @ jnp.linalg.inv(x.V)
     mean = lambda a: jnp.mean(a, axis=0)  # noqa: E731
     q_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, g))
@@ -123,7 +130,7 @@ def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets) -> ChannelOut:
     eg = mean(jax.vmap(PG.loss, in_axes=(0, 0, None))(w, T, sigma2))
     null_dim = jnp.sum(~range_mask(x.q)[2])
     return ChannelOut(Hats(0.5 * (q_hat + q_hat.T), M_hat, theta_hat, V_hat), mean(Fmin), eg, jnp.max(gn),
-                      V_hat_deriv, null_dim)
+                      V_hat_deriv, null_dim, jnp.stack([h, h2], axis=1))
 
 
 def prior(hats: Hats, knobs: Knobs) -> OrderParams:

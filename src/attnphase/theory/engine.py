@@ -33,6 +33,8 @@ BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
            "free": ()}
 SCALARS = ("q", "m", "theta", "V")
+FULL_PROX_EVERY = 4
+"""Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 4 map evaluations."""
 COARSE_RTOL = 1e-3
 """Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
 ~1e-2 relative, so a tighter tolerance buys nothing)."""
@@ -90,6 +92,8 @@ class GeneralSolution:
     qmc: QMCConfig = field(default_factory=QMCConfig)
     max_grad: float = float("nan")
     last: OrderParams | None = None
+    full_prox_every: int = 1
+    full_prox_calls: int = 0
     version: str = __version__
 
     @property
@@ -120,8 +124,11 @@ class GeneralSolution:
                            "coarse_points": self.qmc.stages[0] if len(self.qmc.stages) > 1 else 0,
                            "coarse_rtol": COARSE_RTOL, "version": self.version,
                            "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
-                                      "random_starts": PG.RANDOM_STARTS,
-                                      "derivatives": "closed form"}}
+                                      "random_starts": PG.RANDOM_STARTS, "gtol": PG.GTOL,
+                                      "derivatives": "closed form",
+                                      "full_prox_every": self.full_prox_every,
+                                      "full_prox_calls": self.full_prox_calls,
+                                      "certified_by": "global multi-start prox"}}
         return d
 
 
@@ -156,26 +163,28 @@ def _pin(h: Hats, branch: str) -> Hats:
     return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in _PINNED[branch]})
 
 
-@lru_cache(maxsize=16)
-def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str):
+@lru_cache(maxsize=32)
+def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
-    sets xi (S, N, L, r), y (S, N, L, r*)."""
+    sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
+    map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
+    per structure and tier; jax caches its executables per shape (R, N)."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
-    def one(xf, knobs, s, xi_all, y_all):
+    def one(xf, knobs, s, xi_all, y_all, h_prev):
         xi, y = xi_all[s], y_all[s]
         x = unflatten(xf, r, k, rs)
-        out = CG.channel(x, knobs, xi, y, A_, P_, offsets)
+        out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
         fx = CG.prior(hats, knobs)
         if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
             fx = canonical_gauge(fx, ref=x)   # free signs aligned with the input (state.canonical_gauge)
         aux = {"hats": flatten(hats), "EM": out.EM, "eps_g": out.eps_g, "max_grad": out.max_grad,
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
-        return flatten(fx), CG.valid(x, hats, knobs), aux
+        return flatten(fx), CG.valid(x, hats, knobs), aux, out.h
 
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None)))
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
 
 
 MIN_BUCKET = 8
@@ -208,12 +217,19 @@ def _as_batch(name, values, B):
 def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
                 qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
-                damping: float = 0.6, anderson: int = 5) -> list[GeneralSolution]:
+                damping: float = 0.6, anderson: int = 5,
+                full_prox_every: int = FULL_PROX_EVERY) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
     one state for all points, or one per point (default :func:`default_init`). Returns one
     :class:`GeneralSolution` per point, with its own status.
+
+    ``full_prox_every``: the QMC points are fixed during a stage, so most evaluations run ONE warm Newton per
+    sample from its previous minimiser (:func:`prox_general.prox_warm`); the global multi-start prox runs on
+    the first evaluation of each stage, at least every ``full_prox_every`` evaluations, and on the evaluation
+    that certifies the fixed point (``fixed_point.iterate``: a point converges only on a full evaluation, so
+    the returned point is a fixed point of the global-prox map). 1: every evaluation full (the scheme before).
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -230,6 +246,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("omega", om[i], lo=0.0, hi=1.0)
         check_range("sigma", sg[i], lo=0.0, lo_open=True)
         check_range("lam", lm[i], lo=0.0)
+    full_prox_every = check_int("full_prox_every", full_prox_every, 1)
     L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
@@ -242,39 +259,60 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     blocks = shapes(r, k, rs)
     with jax.enable_x64(True):
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
-        fmap = _compiled_map(L, r, rs, k, params.A, params.P, branch)
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w) for w in (False, True)}
         row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
         sig_flat = np.repeat(sg, S)
         X = x0.reshape(B * S, n)
         used = np.zeros(B * S, int)
+        full_calls = np.zeros(B * S, int)
         stages = qmc_config.stages
         hist = None
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
+            h_cache = np.zeros((B * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
 
-            def F(Xa, idx, xi=xi, y=y):
+            def call(Xa, idx, warm, xi=xi, y=y, h_cache=h_cache):
                 m = len(idx)
                 pad = np.concatenate([idx, np.full(bucket(m, B * S) - m, idx[-1])])
                 Xp = np.concatenate([Xa, np.repeat(Xa[-1:], len(pad) - m, axis=0)])
                 knobs = CG.Knobs(*(jnp.asarray(v[pad]) for v in row_knobs))
-                fx, ok, aux = fmap(jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y)
+                h_prev = jnp.asarray(h_cache[pad]) if warm else None
+                fx, ok, aux, h = maps[warm](jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y, h_prev)
+                h_cache[idx] = np.asarray(h)[:m]
                 cut = lambda v: np.asarray(v)[:m]  # noqa: E731
                 return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
+
+            def F(Xa, idx, full):
+                """Full rows through the global prox, the others warm: two calls at most."""
+                parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
+                         for sel, warm in ((full, False), (~full, True)) if sel.any()]
+                if len(parts) == 1:
+                    return parts[0][1]
+                fx = np.empty_like(Xa)
+                ok = np.empty(len(idx), bool)
+                aux = {}
+                for pos, (f_, o_, a_) in parts:
+                    fx[pos], ok[pos] = f_, o_
+                    for key, v in a_.items():
+                        aux.setdefault(key, np.empty((len(idx),) + v.shape[1:], v.dtype))[pos] = v
+                return fx, ok, aux
 
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=rtol if final else max(rtol, COARSE_RTOL),
                                       max_steps=max_steps, damping=damping, anderson=anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
-                                      compact=True)
+                                      compact=True, full_every=full_prox_every, certify=final)
             used += run.iterations
+            full_calls += run.full_calls
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
                 ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
+        run.full_calls = full_calls
     return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
-                     branch, run, slice(i * S, (i + 1) * S), qmc_config) for i in range(B)]
+                     branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every) for i in range(B)]
 
 
 def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
@@ -282,7 +320,8 @@ def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
     return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
 
 
-def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig) -> GeneralSolution:
+def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
+             full_prox_every: int) -> GeneralSolution:
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
     sts = list(run.status[sl])
     status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
@@ -306,7 +345,8 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig) ->
     return GeneralSolution(params, alpha, branch, status, int(np.max(run.iterations[sl])),
                            float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
                            Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
-                           float(np.max(run.aux["max_grad"][sl])), last)
+                           float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
+                           full_prox_calls=int(np.max(run.full_calls[sl])))
 
 
 def solve(params: ModelParams, alpha: float, branch: str = "semantic", **kw) -> GeneralSolution:

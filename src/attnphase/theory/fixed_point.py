@@ -9,8 +9,27 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import check_int, check_range
+from ..errors import ParameterError, check_int, check_range
 from .status import Status
+
+
+RATE_WINDOW = 3
+CHEAP_JUMP = 10.0
+"""A full evaluation whose residual exceeds the cheap one just before by this factor sends the row to the full
+tier for good (two-tier maps, :func:`iterate`)."""
+"""Steps over which the contraction rate of a converging iterate is estimated (:func:`remaining_distance`)."""
+
+
+def remaining_distance(recent: np.ndarray) -> np.ndarray:
+    """Estimated distance still to go, ``res ρ/(1 − ρ)``, per row of residual histories ``recent`` (B, w+1)
+    (newest last; NaN where not yet filled), with ``ρ = (res_new / res_old)^{1/w}`` clipped to [0, 1 − 1e-12]; 0
+    while the history is shorter (a point that converges within ``w`` steps contracts fast)."""
+    old, new = recent[:, 0], recent[:, -1]
+    w = recent.shape[1] - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.clip((new / old) ** (1.0 / w), 0.0, 1.0 - 1e-12)
+    out = new * rho / (1.0 - rho)
+    return np.where(np.isfinite(old) & (old > 0), out, 0.0)
 
 
 @dataclass
@@ -24,11 +43,13 @@ class Run:
     iterations: np.ndarray
     residual: np.ndarray
     history: tuple = ((), ())   # the Anderson secant pairs (dX, dF) per point, to continue on a similar map
+    full_calls: np.ndarray | int = 0   # per point: evaluations of the full tier of a two-tier map (``full_every``)
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
-            history: tuple | None = None, compact: bool = False) -> Run:
+            history: tuple | None = None, compact: bool = False, full_every: int = 0,
+            certify: bool = True) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -39,11 +60,31 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
     ``Run.history`` of a previous run on a map with nearly the same Jacobian (e.g. the same map on fewer
     integration points); its secant pairs seed Anderson.
+
+    ``full_every > 0`` (needs ``compact``): ``F(X_active, idx, full)`` is a two-tier map, ``full`` a boolean
+    per active row; its cheap tier (``full=False``, e.g. warm-started inner solves) may differ from the full
+    one where the cheap one is wrong. Per row, an evaluation is full the first time, after ``full_every − 1``
+    cheap ones in a row, and for certification: a row whose cheap residual is below ``rtol`` is evaluated
+    fully at its next iterate and is CONVERGED only if the full residual is below ``rtol`` there
+    (``certify=False``: a cheap residual suffices, for a stage whose result is only a starting point); a row
+    whose certification fails, or whose full residual jumps ``CHEAP_JUMP`` × above the cheap one before it,
+    takes the full tier from then on (so it converges wherever the full map does,
+    however wrong the cheap one is). The schedule is per row, so a row in a batch follows the same path as alone. ``Run.full_calls`` counts the
+    full evaluations per row.
+
+    A residual below ``rtol`` is not enough where the iterate creeps: with the contraction ``ρ`` estimated
+    from the last ``RATE_WINDOW + 1`` residuals, the distance still to go is ``≈ res ρ/(1 − ρ)`` (geometric
+    tail), and a point converges only once that is below ``rtol`` too (a relative change of 1e-6 per step
+    that goes on for ever is not a fixed point; seen: the collapsing positional branch at ω = 0.1).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
     check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
     anderson = check_int("anderson", anderson, 0)
+    full_every = check_int("full_every", full_every, 0)
+    if full_every and not compact:
+        raise ParameterError("full_every", "0 unless compact=True (the two-tier map takes the active rows)",
+                             full_every)
     X = np.array(x0, dtype=np.float64)
     B, n = X.shape
     status = np.empty(B, dtype=object)
@@ -56,9 +97,27 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     if history is not None and len(history[0]) == B:
         dX, dF = [list(v) for v in history[0]], [list(v) for v in history[1]]
     last_x = last_f = None
+    want_full = np.ones(B, bool)         # the first evaluation of every row is full (two-tier map only)
+    cheap_run = np.zeros(B, int)         # cheap evaluations in a row, per row
+    full_only = np.zeros(B, bool)        # rows whose certification failed once: full tier from then on
+    cert_req = np.zeros(B, bool)         # rows converged on the cheap tier: the next evaluation certifies
+    certifying = np.zeros(B, bool)
+    full_calls = np.zeros(B, int)
+    recent = np.full((B, RATE_WINDOW + 1), np.nan)   # last residuals per row, newest last
     for it in range(1, max_steps + 1):
         idx = np.nonzero(active)[0]
-        if compact:
+        full = np.ones(B, bool)
+        if full_every:
+            first = want_full.copy()
+            full = want_full | cert_req | full_only | (cheap_run >= full_every - 1)
+            FXa, oka, out = F(X[idx], idx, full[idx])
+            FX, ok = X.copy(), np.ones(B, bool)
+            FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
+            cheap_run[idx] = np.where(full[idx], 0, cheap_run[idx] + 1)
+            full_calls[idx] += full[idx]
+            certifying[idx] = cert_req[idx]
+            want_full[idx] = cert_req[idx] = False
+        elif compact:
             FXa, oka, out = F(X[idx], idx)
             FX, ok = X.copy(), np.ones(B, bool)
             FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
@@ -72,13 +131,22 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             aux[k][idx] = v if compact else v[idx]
         finite = np.all(np.isfinite(FX), axis=1)
         r_now = np.where(finite, residual(X, np.where(finite[:, None], FX, X)), np.inf)
+        prev_res = res.copy()
         res = np.where(active, r_now, res)
+        recent[idx] = np.concatenate([recent[idx, 1:], r_now[idx, None]], axis=1)
         iters = np.where(active, it, iters)
         bad = active & ~(ok & finite)
         status[bad & ~finite] = Status.DIVERGED
         status[bad & finite] = Status.INVALID_STATE
         active &= ~bad
-        conv = active & (res < rtol)
+        conv = active & (res < rtol) & (remaining_distance(recent) < rtol)
+        if full_every and certify:
+            cert_req |= conv & ~full         # converged on the cheap map: certify on the full one
+            # the cheap map misled the row (a failed certification, or a full residual far above the cheap
+            # one just before): no more cheap calls for it
+            jump = full & ~first & (r_now > CHEAP_JUMP * prev_res)
+            full_only |= active & ~conv & ((certifying & full) | jump)
+            conv &= full
         status[conv] = Status.CONVERGED
         active &= ~conv
         if not active.any():
@@ -101,4 +169,4 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res, (dX, dF))
+    return Run(X, aux, status, iters, res, (dX, dF), full_calls)

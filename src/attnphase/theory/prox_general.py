@@ -7,7 +7,8 @@ directions, scaled to ω's norm), and ``RANDOM_STARTS`` fixed random points arou
 ``2σ√λ_max(V)`` that bounds ``|ĥ − ω|`` (ℓ ≤ 2σ²); each start runs ``SCOUT_STEPS`` modified Newton steps
 (closed-form derivatives, :func:`derivatives`; LDLᵀ with pivots made positive, step capped, best of a few step
 lengths), then the start of lowest value
-runs ``POLISH_STEPS`` more (quadratic convergence: |∇F| ~ 1e-10 and below).
+runs up to ``POLISH_STEPS`` more, stopped at ``|∇F| <= GTOL`` (quadratic convergence).
+:func:`prox_warm`: one Newton run from the previous minimiser of the same sample (the engine's warm map).
 All functions act on ONE point; ``jax.vmap`` batches them.
 """
 
@@ -21,11 +22,17 @@ import numpy as np
 
 SCOUT_STEPS, POLISH_STEPS = 3, 14
 """Newton steps run from every start (enough to rank the basins: 2 steps already picked the same global
-minimum as 8 on 5 × 4096 problems at L = 2, 3, docs/theory_general.md), then from the best one only."""
+minimum as 8 on 5 × 4096 problems at L = 2, 3, docs/theory_general.md), then at most from the best one only."""
+GTOL, XTOL = 1e-12, 1e-10
+"""The polishing Newton stops once ``|∇F| <= GTOL`` or its last step was below ``XTOL`` (relative; see
+:func:`_newton`)."""
 RANDOM_STARTS = 4
+BASIN_SEP = 0.1
+"""A scout ending farther than ``BASIN_SEP (|ĥ| + σ)`` from the winner's is taken to lie in another basin."""
 MAX_PERMUTATIONS = 6
 _STEP_LENGTHS = (1.0, 0.4, 0.1)
 _CAP = 2.0
+_F_ROUNDOFF = 1e-13
 
 
 def attention(h):
@@ -107,25 +114,45 @@ def modified_ldl_solve(H, g, floor):
     return jnp.stack(x)
 
 
-def _newton(h0, w, T, Vinv, sigma2, n_steps):
-    """``n_steps`` modified Newton steps from ``h0`` (L, r): returns (ĥ, F(ĥ), |∇F(ĥ)|)."""
+def _newton(h0, w, T, Vinv, sigma2, n_steps, gtol=0.0):
+    """At most ``n_steps`` modified Newton steps from ``h0`` (L, r); with ``gtol > 0`` stopping once
+    ``|∇F| <= gtol`` or once the last accepted Newton step was shorter than ``XTOL (1 + |ĥ|)`` (quadratic
+    convergence: the error is then ~XTOL²), or no step length decreased F (the iteration is deterministic: it
+    would stay there). Round-off floors |∇F| near 1e-10 for ~1/4 of the samples, which would otherwise run
+    all steps. Under ``vmap`` the loop runs until every
+    member has stopped; a member that has stopped no longer moves. Returns (ĥ, F(ĥ), |∇F(ĥ)|)."""
     shape = h0.shape
     n = h0.size
     f = lambda v: objective(v.reshape(shape), w, T, Vinv, sigma2)  # noqa: E731
     floor = 0.1 / jnp.trace(jnp.linalg.inv(Vinv))       # <= 0.1 λ_min(V⁻¹)
     steps = jnp.asarray(_STEP_LENGTHS)
 
-    def body(_, v):
-        F0, g, H = derivatives(v.reshape(shape), w, T, Vinv, sigma2)
-        d = -modified_ldl_solve(H.reshape(n, n), g.ravel(), floor)
+    def info(v):
+        F, g, H = derivatives(v.reshape(shape), w, T, Vinv, sigma2)
+        return F, g.ravel(), H.reshape(n, n)
+
+    xtol = XTOL if gtol > 0 else 0.0
+
+    def cond(c):
+        i, dv, v, _, g, _ = c
+        return (i < n_steps) & (dv > xtol * (1.0 + jnp.linalg.norm(v))) & (jnp.linalg.norm(g) > gtol)
+
+    def body(c):
+        i, _, v, F0, g, H = c
+        d = -modified_ldl_solve(H, g, floor)
         d = d * jnp.minimum(1.0, _CAP / jnp.maximum(jnp.linalg.norm(d), 1e-300))
         cand = v[None, :] + steps[:, None] * d[None, :]
         Fc = jax.vmap(f)(cand)
         j = jnp.argmin(Fc)
-        return jnp.where(Fc[j] < F0, cand[j], v)
+        # below round-off of F (predicted decrease -g·d tiny) values cannot rank the step lengths: the full
+        # step is taken (quadratic regime) instead of stalling at |∇F| ~ 1e-9
+        tiny = -jnp.dot(g, d) <= _F_ROUNDOFF * (1.0 + jnp.abs(F0))
+        ok = tiny | (Fc[j] < F0)
+        v_new = jnp.where(tiny, v + d, jnp.where(ok, cand[j], v))
+        return (i + 1, jnp.where(ok, jnp.linalg.norm(d), 0.0), v_new, *info(v_new))
 
-    v = jax.lax.fori_loop(0, n_steps, body, h0.ravel())
-    F, g, _ = derivatives(v.reshape(shape), w, T, Vinv, sigma2)
+    v0 = h0.ravel()
+    _, _, v, F, g, _ = jax.lax.while_loop(cond, body, (0, jnp.array(jnp.inf), v0, *info(v0)))
     return v.reshape(shape), F, jnp.linalg.norm(g)
 
 
@@ -152,11 +179,53 @@ def starts(w, h_star, V, sigma2, offsets):
     return jnp.stack(out)
 
 
-def prox(w, h_star, T, V, sigma2, offsets):
-    """Global minimiser over all starts: returns (ĥ (L, r), min value, |∇F| at ĥ)."""
+def prox_pair(w, h_star, T, V, sigma2, offsets):
+    """Global minimiser over all starts, and the runner-up basin: returns (ĥ (L, r), min value, |∇F| at ĥ,
+    ĥ₂ (L, r)). ĥ₂ is the polished best start whose scout ended at least ``BASIN_SEP (|ĥ| + σ)`` away from
+    the winner's, or if there is none the polished mirror image −ĥ (ℓ is even in h; seen: the positional
+    minimum jumping to the mirrored basin at ω = 0.1); where the global minimum switches basin as the state moves, it
+    switches (nearly always) to this one, so the warm map (:func:`prox_warm`) follows both."""
     Vinv = jnp.linalg.inv(V)
     H0 = starts(w, h_star, V, sigma2, offsets)
     h, F, _ = jax.vmap(_newton, in_axes=(0, None, None, None, None, None))(H0, w, T, Vinv, sigma2,
                                                                            SCOUT_STEPS)
-    j = jnp.argmin(jnp.where(jnp.isfinite(F), F, jnp.inf))
-    return _newton(h[j], w, T, Vinv, sigma2, POLISH_STEPS)
+    F = jnp.where(jnp.isfinite(F), F, jnp.inf)
+    j = jnp.argmin(F)
+    far = jnp.linalg.norm((h - h[j]).reshape(h.shape[0], -1), axis=1) \
+        > BASIN_SEP * (jnp.linalg.norm(h[j]) + jnp.sqrt(sigma2))
+    k = jnp.argmin(jnp.where(far, F, jnp.inf))
+    second = jnp.where(jnp.any(far), h[k], -h[j])
+    both = jax.vmap(_newton, in_axes=(0, None, None, None, None, None, None))(
+        jnp.stack([h[j], second]), w, T, Vinv, sigma2, POLISH_STEPS, GTOL)
+    return _ordered(*both)
+
+
+def _ordered(h, F, gn):
+    """(best ĥ, its F, its |∇F|, the other ĥ) from two polished candidates (2, L, r)."""
+    i = jnp.where(F[1] < F[0], 1, 0)
+    return h[i], F[i], gn[i], h[1 - i]
+
+
+def prox(w, h_star, T, V, sigma2, offsets):
+    """Global minimiser over all starts: returns (ĥ (L, r), min value, |∇F| at ĥ)."""
+    return prox_pair(w, h_star, T, V, sigma2, offsets)[:3]
+
+
+def prox_warm(h_pair, w, T, V, sigma2):
+    """Newton (at most ``POLISH_STEPS``, stopped at ``GTOL``/``XTOL``) from the two minimisers ``h_pair``
+    (2, L, r) of the same sample at the previous evaluation (:func:`prox_pair`'s ĥ and ĥ₂; where both lie in
+    one basin, ``SCOUT_STEPS`` steps from the mirror image −ĥ instead, polished only if it wins — a full
+    descent from −ĥ at every call made the warm map half as costly as the full one): the lower of the two
+    LOCAL minima, and the other. It equals :func:`prox` unless the global minimum has moved to a third
+    basin since; the engine therefore certifies every fixed point with :func:`prox_pair`
+    (``engine.solve_batch``, ``full_prox_every``)."""
+    h1, h2 = h_pair[0], h_pair[1]
+    Vinv = jnp.linalg.inv(V)
+    same = jnp.linalg.norm(h2 - h1) <= BASIN_SEP * (jnp.linalg.norm(h1) + jnp.sqrt(sigma2))
+    steps = jnp.stack([jnp.asarray(POLISH_STEPS), jnp.where(same, SCOUT_STEPS, POLISH_STEPS)])
+    both = jax.vmap(_newton, in_axes=(0, None, None, None, None, 0, None))(
+        jnp.stack([h1, jnp.where(same, -h1, h2)]), w, T, Vinv, sigma2, steps, GTOL)
+    h, _, _, other = _ordered(*both)
+    # the mirror start ran scout steps only; where it won, polish it (a no-op loop where nothing is left)
+    h, F, gn = _newton(h, w, T, Vinv, sigma2, POLISH_STEPS, GTOL)
+    return h, F, gn, other
