@@ -14,10 +14,10 @@ from .status import Status
 
 
 RATE_WINDOW = 3
+"""Steps over which the contraction rate of a converging iterate is estimated (:func:`remaining_distance`)."""
 CHEAP_JUMP = 10.0
 """A full evaluation whose residual exceeds the cheap one just before by this factor sends the row to the full
 tier for good (two-tier maps, :func:`iterate`)."""
-"""Steps over which the contraction rate of a converging iterate is estimated (:func:`remaining_distance`)."""
 
 
 def remaining_distance(recent: np.ndarray) -> np.ndarray:
