@@ -97,9 +97,15 @@ at the end.
 | states | {states} |
 | α_c found / α_l found (of {len(omegas)} ω) | {int(lines['alpha_c'].notna().sum())} / {int(lines['alpha_l'].notna().sum())} |
 <!-- diagram40:end -->"""
+    _write_block("diagram40", table)
+
+
+def _write_block(marker: str, table: str) -> None:
+    """Replace the generated block between the ``marker`` begin/end comments of docs/benchmarks.md with
+    ``table`` (appended at the end when the block is not there yet), and print it."""
     path = DOCS / "benchmarks.md"
     doc = path.read_text()
-    pat = re.compile(r"<!-- diagram40:begin.*?<!-- diagram40:end -->", re.S)
+    pat = re.compile(rf"<!-- {marker}:begin.*?<!-- {marker}:end -->", re.S)
     doc = pat.sub(lambda m: table, doc) if pat.search(doc) else doc.rstrip() + "\n\n" + table + "\n"
     path.write_text(doc)
     print(table)
@@ -164,12 +170,7 @@ workers = 1, one XLA thread; the two runs one after the other in one process.
 | max rel. difference ε_g (sem / pos) | {rel("eps_g_sem"):.1e} / {rel("eps_g_pos"):.1e} |
 | max abs. difference α_c / α_l | {dline("alpha_c"):.1e} / {dline("alpha_l"):.1e} |
 {vs_ref}<!-- speedsplit:end -->"""
-    path = DOCS / "benchmarks.md"
-    doc = path.read_text()
-    pat = re.compile(r"<!-- speedsplit:begin.*?<!-- speedsplit:end -->", re.S)
-    doc = pat.sub(lambda m: table, doc) if pat.search(doc) else doc.rstrip() + "\n\n" + table + "\n"
-    path.write_text(doc)
-    print(table)
+    _write_block("speedsplit", table)
 
 
 if __name__ == "__main__":

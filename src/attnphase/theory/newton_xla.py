@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .prox import _STEPS as _STEP_LIST, loss_derivs, objective
+from .prox import _STEPS as _STEP_LIST, loss_derivs, newton_step, objective
 
 _MIN_BUCKET = 256
 _STEPS = tuple(float(s) for s in _STEP_LIST if s > 0)   # the backtracking list of prox._STEPS, without its 0
@@ -30,22 +30,7 @@ def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
 
     def step(state):
         k, a1, a2, act = state
-        l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, t1, t2, s2, jnp)
-        G1 = (a1 - w1) * iv + g1
-        G2 = (a2 - w2) * iv + g2
-        gn = jnp.sqrt(G1 * G1 + G2 * G2)
-        A11, A22 = H11 + iv, H22 + iv
-        tr = 0.5 * (A11 + A22)
-        disc = jnp.sqrt(0.25 * (A11 - A22) ** 2 + H12 ** 2)
-        shift = jnp.maximum(0.0, 0.1 * iv - (tr - disc))
-        B11, B22 = A11 + shift, A22 + shift
-        det = B11 * B22 - H12 * H12
-        d1 = -(B22 * G1 - H12 * G2) / det
-        d2 = -(-H12 * G1 + B11 * G2) / det
-        dn = jnp.sqrt(d1 * d1 + d2 * d2)
-        cap = jnp.minimum(1.0, 2.0 / jnp.maximum(dn, 1e-300))
-        d1, d2 = d1 * cap, d2 * cap
-        F0 = ((a1 - w1) ** 2 + (a2 - w2) ** 2) * (0.5 * iv) + l
+        F0, gn, d1, d2, dn = newton_step(a1, a2, w1, w2, t1, t2, iv, s2, jnp)
         F1 = objective(a1 + d1, a2 + d2, w1, w2, t1, t2, V, s2, jnp)
         bt = jnp.where(F1 < F0, 1.0, 0.0)
 

@@ -73,6 +73,28 @@ def loss_derivs(h1, h2, t1, t2, sigma2, xp=np):
 _STEPS = np.array([1.0, 0.5, 0.25, 0.1, 0.03, 0.0])
 
 
+def newton_step(a1, a2, w1, w2, t1, t2, iv, sigma2, xp=np):
+    """One modified-Newton direction for F = |h − ω|²/(2V) + ℓ (``iv`` = 1/V): the Hessian shifted so that its
+    smallest eigenvalue is at least 0.1/V, the step capped at length 2. Returns (F, |∇F|, d1, d2, |d| before
+    the cap); ``xp`` as in :func:`loss` (shared by :func:`_newton_flat` and the compiled kernel)."""
+    l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, t1, t2, sigma2, xp)
+    G1 = (a1 - w1) * iv + g1
+    G2 = (a2 - w2) * iv + g2
+    gn = xp.sqrt(G1 * G1 + G2 * G2)
+    A11, A22 = H11 + iv, H22 + iv
+    tr = 0.5 * (A11 + A22)
+    disc = xp.sqrt(0.25 * (A11 - A22) ** 2 + H12 ** 2)
+    shift = xp.maximum(0.0, 0.1 * iv - (tr - disc))
+    B11, B22 = A11 + shift, A22 + shift
+    det = B11 * B22 - H12 * H12
+    d1 = -(B22 * G1 - H12 * G2) / det
+    d2 = -(-H12 * G1 + B11 * G2) / det
+    dn = xp.sqrt(d1 * d1 + d2 * d2)
+    cap = xp.minimum(1.0, 2.0 / xp.maximum(dn, 1e-300))
+    F0 = ((a1 - w1) ** 2 + (a2 - w2) ** 2) * (0.5 * iv) + l
+    return F0, gn, d1 * cap, d2 * cap, dn
+
+
 def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     """Safeguarded Newton on flat arrays, iterating only on the still-active elements (the working arrays are
     compacted when elements finish, and finished elements are written back once)."""
@@ -83,22 +105,7 @@ def _newton_flat(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):
     for _ in range(iters):
         if idx.size == 0:
             break
-        l, (g1, g2), (H11, H12, H22) = loss_derivs(a1, a2, T1, T2, sigma2)
-        G1 = (a1 - W1) * iv + g1
-        G2 = (a2 - W2) * iv + g2
-        gn = np.sqrt(G1 * G1 + G2 * G2)
-        A11, A22 = H11 + iv, H22 + iv
-        tr = 0.5 * (A11 + A22)
-        disc = np.sqrt(0.25 * (A11 - A22) ** 2 + H12 ** 2)
-        shift = np.maximum(0.0, 0.1 * iv - (tr - disc))
-        B11, B22 = A11 + shift, A22 + shift
-        det = B11 * B22 - H12 * H12
-        d1 = -(B22 * G1 - H12 * G2) / det
-        d2 = -(-H12 * G1 + B11 * G2) / det
-        dn = np.sqrt(d1 * d1 + d2 * d2)
-        cap = np.minimum(1.0, 2.0 / np.maximum(dn, 1e-300))
-        d1, d2 = d1 * cap, d2 * cap
-        F0 = ((a1 - W1) ** 2 + (a2 - W2) ** 2) * (0.5 * iv) + l
+        F0, gn, d1, d2, dn = newton_step(a1, a2, W1, W2, T1, T2, iv, sigma2)
         # backtracking: the full step for all, shorter ones only for the elements that still need one
         bt = np.zeros_like(a1)
         sub = np.arange(a1.size)
