@@ -35,6 +35,20 @@ _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative"
 SCALARS = ("q", "m", "theta", "V")
 FULL_PROX_EVERY = 4
 """Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 4 map evaluations."""
+SIGNIFICANCE_K = 3.0
+"""Default of ``solve_batch(significance=…)``: a pinned branch's defining overlap within this many standard
+errors (over the scrambles) of zero is not significantly non-zero (``Status.NOT_SIGNIFICANT``)."""
+SPREAD_LIMIT = 0.25
+"""Largest relative spread over the scrambles, ``std_s(Z)/‖Z̄‖_F``, of a pinned branch's defining overlap that
+counts as resolved (equivalently ``t ≥ √S / SPREAD_LIMIT``). Measured: genuine branch points 0.02–0.03 (L = 2
+positional, ω = 0.3, 256–1024 points); the collapsed positional branch at ω = 0.1, α = 2: 0.34–0.66."""
+RESOLUTION_SHRINK = 0.5
+"""A defining overlap that falls below this fraction of its coarse-stage value when the QMC points are refined
+is not a fixed point of the N → ∞ map (``Status.NOT_SIGNIFICANT``; measured: genuine branch points move by
+the coarse integration error, ~1e-2 relative; the collapsed positional branch at ω = 0.1, α = 2 falls to 0.3
+of it from 1024 to 4096 points, docs/theory_general.md)."""
+_DEFINING = {"positional": "M", "semantic": "theta"}
+"""The overlap that defines a pinned branch (the other one is pinned to zero)."""
 COARSE_RTOL = 1e-3
 """Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
 ~1e-2 relative, so a tighter tolerance buys nothing)."""
@@ -76,7 +90,9 @@ class QMCConfig:
 @dataclass(frozen=True)
 class GeneralSolution:
     """One point: mean over scrambles and standard errors (``*_err``). Values are NaN unless ``status`` is
-    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then."""
+    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then.
+    ``significance``: the test of the pinned branch's defining overlap (:func:`overlap_significance`; None
+    where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``."""
 
     params: ModelParams
     alpha: float
@@ -94,6 +110,7 @@ class GeneralSolution:
     last: OrderParams | None = None
     full_prox_every: int = 1
     full_prox_calls: int = 0
+    significance: dict | None = None
     version: str = __version__
 
     @property
@@ -114,6 +131,8 @@ class GeneralSolution:
         d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
         d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
                  residual=self.residual, max_grad=self.max_grad)
+        if self.significance is not None:
+            d["significance"] = dict(self.significance)
         d["matrices"] = {**{k: np.asarray(v).tolist() for k, v in self.x._asdict().items()},
                          **{k: np.asarray(v).tolist() for k, v in self.hats._asdict().items()},
                          "q_eig": np.asarray(self.values["q_eig"]).tolist(),
@@ -128,7 +147,8 @@ class GeneralSolution:
                                       "derivatives": "closed form",
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
-                                      "certified_by": "global multi-start prox"}}
+                                      "certified_by": "global multi-start prox"},
+                           "significance_k": None if self.significance is None else self.significance["k"]}
         return d
 
 
@@ -218,7 +238,8 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
                 qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
                 damping: float = 0.6, anderson: int = 5,
-                full_prox_every: int = FULL_PROX_EVERY) -> list[GeneralSolution]:
+                full_prox_every: int = FULL_PROX_EVERY,
+                significance: float = SIGNIFICANCE_K) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
@@ -230,6 +251,10 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     the first evaluation of each stage, at least every ``full_prox_every`` evaluations, and on the evaluation
     that certifies the fixed point (``fixed_point.iterate``: a point converges only on a full evaluation, so
     the returned point is a fixed point of the global-prox map). 1: every evaluation full (the scheme before).
+
+    ``significance``: k of the test that a pinned branch's defining overlap is non-zero
+    (:func:`overlap_significance`); a converged point that fails it is reported ``NOT_SIGNIFICANT`` (NaN
+    values, the iterate in ``last``), never as a branch point. 0 switches the test off.
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -247,6 +272,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("sigma", sg[i], lo=0.0, lo_open=True)
         check_range("lam", lm[i], lo=0.0)
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
+    significance = check_range("significance", significance, lo=0.0)
     L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
@@ -267,6 +293,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         full_calls = np.zeros(B * S, int)
         stages = qmc_config.stages
         hist = None
+        coarse_x = None            # per row: the coarse stage's converged state (NaN where it did not converge)
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
             h_cache = np.zeros((B * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
@@ -307,12 +334,15 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
             full_calls += run.full_calls
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
+                conv = np.array([s is Status.CONVERGED for s in run.status])
+                coarse_x = np.where(conv[:, None], run.x, np.nan)
                 ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
         run.full_calls = full_calls
     return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
-                     branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every) for i in range(B)]
+                     branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every, coarse_x, significance)
+            for i in range(B)]
 
 
 def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
@@ -320,14 +350,21 @@ def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
     return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
 
 
-def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
-             full_prox_every: int) -> GeneralSolution:
+def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, full_prox_every: int,
+             coarse_x: np.ndarray | None, k_se: float) -> GeneralSolution:
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
     sts = list(run.status[sl])
     status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
                   Status.CONVERGED)
     xs = np.asarray(run.x[sl])
     hs = np.asarray(run.aux["hats"][sl])
+    sig = None
+    if status is Status.CONVERGED:
+        xc = None if coarse_x is None else np.asarray(coarse_x[sl])
+        sig = overlap_significance(branch, xs, xc if xc is not None and np.all(np.isfinite(xc)) else None,
+                                   r, k, rs, k_se)
+        if sig is not None and not sig["significant"]:
+            status = Status.NOT_SIGNIFICANT
     per = {**invariants(unflatten(xs, r, k, rs)),
            **{f"{kk}_hat": v for kk, v in invariants(unflatten(hs, r, k, rs, Hats)).items() if kk in SCALARS},
            "eps_g": run.aux["eps_g"][sl], "e_t": run.aux["e_t"][sl]}
@@ -346,7 +383,53 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
                            float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
                            Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
                            float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
-                           full_prox_calls=int(np.max(run.full_calls[sl])))
+                           full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig)
+
+
+def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | None, r: int, k: int, rs: int,
+                         k_se: float = SIGNIFICANCE_K) -> dict | None:
+    """Is the pinned branch's defining overlap Z (M on the positional branch, θ on the semantic one) really
+    non-zero? ``xs``: the converged per-scramble states (S, n) (r > 1: all in the canonical gauge, so their
+    matrices are comparable); ``xs_coarse``: the same rows converged on the coarse stage's points, or None.
+    Three tests, any one makes the point ``NOT_SIGNIFICANT``:
+
+    - scramble significance: ``t = ‖Z̄‖_F / ‖se(Z)‖_F < k_se`` (mean and element-wise standard error over the
+      independent scrambles; r = k = 1: |m̄|/s.e.);
+    - scramble agreement: the relative spread ``√S / t`` (std over scrambles / ‖Z̄‖) above ``SPREAD_LIMIT``:
+      the scrambles do not agree on the overlap's size (with S = 2–4 scrambles the s.e. itself is too
+      uncertain for a t of 3 to mean much);
+    - resolution trend (where a coarse stage converged on every scramble): ``‖Z̄‖_F < RESOLUTION_SHRINK ×
+      ‖Z̄_coarse‖_F``. Needed because a collapsed branch's artefact need not change sign between scrambles:
+      at positional ω = 0.1, α = 2 every scramble's discretised map has its own small m > 0 (1024 × 4:
+      0.037, 0.062, 0.014, 0.018, t = 3.0), and m shrinks as the points are refined.
+
+    Returns None for branches without a defining overlap (uninformative, free) or ``k_se = 0``."""
+    name = _DEFINING.get(branch)
+    if name is None or k_se <= 0:
+        return None
+    S = xs.shape[0]
+    Z = np.asarray(getattr(unflatten(xs, r, k, rs), name))                      # (S, a, b)
+    value = float(np.linalg.norm(Z.mean(axis=0)))
+    se = float(np.linalg.norm(Z.std(axis=0, ddof=1) / math.sqrt(S)))
+    t = value / se if se > 0 else (math.inf if value > 0 else 0.0)
+    out = {"overlap": "m" if name == "M" else "theta", "value": value, "se": se, "t": t, "k": k_se,
+           "coarse_value": None, "shrink": None, "shrink_limit": RESOLUTION_SHRINK, "reason": None}
+    out["spread"] = math.sqrt(S) / t if t > 0 else math.inf
+    out["spread_limit"] = SPREAD_LIMIT
+    if t < k_se:
+        out["reason"] = f"|{out['overlap']}| = {value:.3g} is within {k_se:g} s.e. ({se:.2g}) of 0"
+    elif out["spread"] > SPREAD_LIMIT:
+        out["reason"] = (f"the scrambles disagree on |{out['overlap']}| = {value:.3g} by {out['spread']:.0%} "
+                         f"(limit {SPREAD_LIMIT:.0%})")
+    if xs_coarse is not None:
+        vc = float(np.linalg.norm(np.asarray(getattr(unflatten(xs_coarse, r, k, rs), name)).mean(axis=0)))
+        out["coarse_value"] = vc
+        out["shrink"] = value / vc if vc > 0 else math.inf
+        if out["reason"] is None and value < RESOLUTION_SHRINK * vc:
+            out["reason"] = (f"|{out['overlap']}| falls from {vc:.3g} (coarse points) to {value:.3g}: "
+                             "it shrinks with the QMC size")
+    out["significant"] = out["reason"] is None
+    return out
 
 
 def solve(params: ModelParams, alpha: float, branch: str = "semantic", **kw) -> GeneralSolution:
