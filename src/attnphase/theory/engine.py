@@ -13,7 +13,7 @@ its scrambles and ``*_err`` their standard error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -111,6 +111,7 @@ class GeneralSolution:
     full_prox_every: int = 1
     full_prox_calls: int = 0
     significance: dict | None = None
+    even: bool = False
     version: str = __version__
 
     @property
@@ -148,7 +149,8 @@ class GeneralSolution:
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
                                       "certified_by": "global multi-start prox"},
-                           "significance_k": None if self.significance is None else self.significance["k"]}
+                           "significance_k": None if self.significance is None else self.significance["k"],
+                           "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None}
         return d
 
 
@@ -183,12 +185,33 @@ def _pin(h: Hats, branch: str) -> Hats:
     return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in _PINNED[branch]})
 
 
+def signal_rank(branch: str, r: int, k: int, rs: int) -> int | None:
+    """Student directions a pinned branch's signal can use: min(r, r*) semantic, min(r, k) positional, 0
+    uninformative; None for ``free`` (no reflection ansatz there)."""
+    return {"semantic": min(r, rs), "positional": min(r, k), "uninformative": 0}.get(branch)
+
+
+def even_hats(h: Hats, rho: int) -> Hats:
+    """Project the hats onto the states invariant under reflecting each student direction j >= ``rho``
+    (``Q e_j → −Q e_j``, a case of the gauge ``Q → QO``, a symmetry for every A, P, MODEL.md §8): those
+    directions carry no signal (θ̂_j = M̂_j = 0) and no cross terms (q̂, V̂ diagonal in them). In the canonical
+    gauge the signal lies in directions < rho, so a pinned branch's fixed point is even in the others; the
+    discretised map is only even up to QMC noise, and that noise in the odd sector (q₀₁, V₀₁: a soft direction
+    of the map) kept the r = 2 pinned branches from converging (docs/theory_general.md)."""
+    r = h.q_hat.shape[0]
+    keep = jnp.asarray([[i == j or (i < rho and j < rho) for j in range(r)] for i in range(r)], h.q_hat.dtype)
+    sig = jnp.asarray([[1.0] if i < rho else [0.0] for i in range(r)], h.q_hat.dtype)
+    return h._replace(q_hat=h.q_hat * keep, V_hat=h.V_hat * keep, theta_hat=h.theta_hat * sig, M_hat=h.M_hat * sig)
+
+
 @lru_cache(maxsize=32)
-def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False):
+def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
+                  even: bool = False):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
-    per structure and tier; jax caches its executables per shape (R, N)."""
+    per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
+    (:func:`even_hats`) on the hats after pinning."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
@@ -197,6 +220,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
+        if even:
+            hats = even_hats(hats, signal_rank(branch, r, k, rs))
         fx = CG.prior(hats, knobs)
         if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
             fx = canonical_gauge(fx, ref=x)   # free signs aligned with the input (state.canonical_gauge)
@@ -239,7 +264,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
-                significance: float = SIGNIFICANCE_K) -> list[GeneralSolution]:
+                significance: float = SIGNIFICANCE_K, even: bool | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
@@ -255,6 +280,10 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     ``significance``: k of the test that a pinned branch's defining overlap is non-zero
     (:func:`overlap_significance`); a converged point that fails it is reported ``NOT_SIGNIFICANT`` (NaN
     values, the iterate in ``last``), never as a branch point. 0 switches the test off.
+
+    ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
+    states even in the student directions its signal does not use. Default (None): on for pinned branches
+    with such directions (r > rank of the signal), off otherwise; recorded in the provenance.
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -273,6 +302,11 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("lam", lm[i], lo=0.0)
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
     significance = check_range("significance", significance, lo=0.0)
+    rho = signal_rank(branch, params.r, params.k, params.r_star)
+    if even is None:
+        even = rho is not None and params.r > rho
+    elif even and (rho is None or params.r <= rho):
+        raise ParameterError("even", "False for this branch and rank (no student direction free of signal)", even)
     L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
@@ -285,7 +319,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     blocks = shapes(r, k, rs)
     with jax.enable_x64(True):
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
-        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w) for w in (False, True)}
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, bool(even)) for w in (False, True)}
         row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
         sig_flat = np.repeat(sg, S)
         X = x0.reshape(B * S, n)
@@ -340,9 +374,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
         run.full_calls = full_calls
-    return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
-                     branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every, coarse_x, significance)
-            for i in range(B)]
+    return [replace(_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])),
+                             float(al[i]), branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every,
+                             coarse_x, significance), even=bool(even)) for i in range(B)]
 
 
 def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
