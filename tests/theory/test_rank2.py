@@ -148,7 +148,8 @@ def test_reflecting_a_signal_free_direction_leaves_the_even_states_invariant():
         proj = even_hats(plain, signal_rank("semantic", 2, 1, 1))
     assert odd(proj) == 0.0
     for name in ("q_hat", "V_hat"):
-        np.testing.assert_array_equal(np.diag(np.asarray(getattr(proj, name))), np.diag(np.asarray(getattr(plain, name))))
+        np.testing.assert_array_equal(np.diag(np.asarray(getattr(proj, name))),
+                                      np.diag(np.asarray(getattr(plain, name))))
     assert float(proj.theta_hat[0, 0]) == float(plain.theta_hat[0, 0])
     assert signal_rank("positional", 2, 1, 1) == 1 and signal_rank("uninformative", 2, 1, 1) == 0
     assert signal_rank("free", 2, 1, 1) is None

@@ -283,7 +283,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
 
     ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
     states even in the student directions its signal does not use. Default (None): on for pinned branches
-    with such directions (r > rank of the signal), off otherwise; recorded in the provenance.
+    with such directions at r > 1 (r > rank of the signal), off otherwise; recorded in the provenance.
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -304,7 +304,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     significance = check_range("significance", significance, lo=0.0)
     rho = signal_rank(branch, params.r, params.k, params.r_star)
     if even is None:
-        even = rho is not None and params.r > rho
+        even = rho is not None and params.r > max(rho, 1)
     elif even and (rho is None or params.r <= rho):
         raise ParameterError("even", "False for this branch and rank (no student direction free of signal)", even)
     L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
