@@ -270,7 +270,7 @@ def test_collapsed_positional_branch_is_not_significant():
     assert not low.significance["significant"] and low.significance["reason"]
     d = low.to_dict()
     assert d["status"] == "not_significant" and d["converged"] is False
-    assert d["significance"]["overlap"] == "m" and d["provenance"]["significance_k"] == 3.0
+    assert d["provenance"]["significance"]["overlap"] == "m" and d["provenance"]["significance"]["k"] == 3.0
     assert mid.status is Status.CONVERGED and mid.significance["significant"]
     assert mid.significance["spread"] < 0.05 and abs(mid.values["m"] - 0.258) < 0.01
 

@@ -132,8 +132,6 @@ class GeneralSolution:
         d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
         d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
                  residual=self.residual, max_grad=self.max_grad)
-        if self.significance is not None:
-            d["significance"] = dict(self.significance)
         d["matrices"] = {**{k: np.asarray(v).tolist() for k, v in self.x._asdict().items()},
                          **{k: np.asarray(v).tolist() for k, v in self.hats._asdict().items()},
                          "q_eig": np.asarray(self.values["q_eig"]).tolist(),
@@ -149,7 +147,7 @@ class GeneralSolution:
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
                                       "certified_by": "global multi-start prox"},
-                           "significance_k": None if self.significance is None else self.significance["k"],
+                           "significance": None if self.significance is None else dict(self.significance),
                            "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None}
         return d
 
