@@ -61,6 +61,8 @@ STRUCTURES = {
 }
 KINDS = {"semantic": "semantic", "positional": "positional", "free": "mixed"}
 KEYS = ("q", "m", "theta", "eps_g", "e_t")
+UNMATCHED = 0.5
+"""An instance farther than this fraction of a fixed point's ‖(m, θ)‖ from it is not matched to it."""
 
 
 def cases(alphas=(1.0, 2.0)):
@@ -122,18 +124,30 @@ def _floor(kind_zero: str, q: float, sigma: float, k: int, d: int) -> float:
 def compare(fd: dict, theory: dict[str, dict], d: int) -> list[dict]:
     """Match every instance to the nearest converged theory point in (m, θ), then compare each cluster;
     ε_g and e_t against the theory with its O(1/d) pass-through term (theory.finite_size; the d → ∞ value is
-    kept as ``theory_inf``)."""
+    kept as ``theory_inf``). An instance farther than ``UNMATCHED`` × the nearest point's own ‖(m, θ)‖ from it
+    has no theory counterpart: those form the cluster ``none`` (reported, never compared)."""
     pts = {b: t for b, t in theory.items() if t["converged"]}
     m, th = np.asarray(fd["m"]), np.asarray(fd["theta"])
     names = list(pts)
     dist = np.stack([np.hypot(m - pts[b]["m"], th - pts[b]["theta"]) for b in names])
-    label = np.asarray(names)[np.argmin(dist, axis=0)]
+    near = np.argmin(dist, axis=0)
+    own = np.array([math.hypot(pts[b]["m"], pts[b]["theta"]) for b in names])
+    label = np.where(dist[near, np.arange(len(m))] > UNMATCHED * own[near], "none", np.asarray(names)[near])
     sigma, k = fd["params"]["sigma"], np.asarray(fd["params"]["P"]).shape[1]
     rows = []
-    for b in names:
+    for b in (*names, "none"):
         sel = label == b
         n = int(sel.sum())
         if n == 0:
+            continue
+        if b == "none":
+            row = dict(branch="none", kind="no theory point", n=n, ok=False)
+            for key in KEYS:
+                v = np.asarray(fd[key])[sel]
+                row[key] = dict(fd=float(v.mean()), se=float(v.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan"),
+                                theory=float("nan"), theory_inf=float("nan"), err=float("nan"), tol=float("nan"),
+                                ok=False, floor=False)
+            rows.append(row)
             continue
         t = pts[b]
         row = dict(branch=b, kind=KINDS[b], n=n, e_t_theory=t["e_t"])
@@ -161,6 +175,8 @@ def compare(fd: dict, theory: dict[str, dict], d: int) -> list[dict]:
 
 def _fmt(c: dict) -> str:
     se = "" if not np.isfinite(c["se"]) else f" ± {c['se']:.2g}"
+    if not np.isfinite(c["theory"]):
+        return f"{c['fd']:.4g}{se} / —"
     mark = "✓" if c["ok"] else "✗"
     fl = " (floor)" if c["floor"] else ""
     inf = f" [{c['theory_inf']:.4g}]" if c["theory_inf"] != c["theory"] else ""

@@ -74,6 +74,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         from ..theory.engine import solve
         g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles))
         d, converged, status = g.to_dict(), g.converged, g.status.value
+        if g.significance is not None and g.significance["reason"]:
+            status += f" ({g.significance['reason']})"
         rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
     else:
         s = solve_point(params, alpha, branch, nodes=nodes, rule=how)

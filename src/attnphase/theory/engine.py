@@ -13,7 +13,7 @@ its scrambles and ``*_err`` their standard error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -35,6 +35,20 @@ _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative"
 SCALARS = ("q", "m", "theta", "V")
 FULL_PROX_EVERY = 4
 """Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 4 map evaluations."""
+SIGNIFICANCE_K = 3.0
+"""Default of ``solve_batch(significance=…)``: a pinned branch's defining overlap within this many standard
+errors (over the scrambles) of zero is not significantly non-zero (``Status.NOT_SIGNIFICANT``)."""
+SPREAD_LIMIT = 0.25
+"""Largest relative spread over the scrambles, ``std_s(Z)/‖Z̄‖_F``, of a pinned branch's defining overlap that
+counts as resolved (equivalently ``t ≥ √S / SPREAD_LIMIT``). Measured: genuine branch points 0.02–0.03 (L = 2
+positional, ω = 0.3, 256–1024 points); the collapsed positional branch at ω = 0.1, α = 2: 0.34–0.66."""
+RESOLUTION_SHRINK = 0.5
+"""A defining overlap that falls below this fraction of its coarse-stage value when the QMC points are refined
+is not a fixed point of the N → ∞ map (``Status.NOT_SIGNIFICANT``; measured: genuine branch points move by
+the coarse integration error, ~1e-2 relative; the collapsed positional branch at ω = 0.1, α = 2 falls to 0.3
+of it from 1024 to 4096 points, docs/theory_general.md)."""
+_DEFINING = {"positional": "M", "semantic": "theta"}
+"""The overlap that defines a pinned branch (the other one is pinned to zero)."""
 COARSE_RTOL = 1e-3
 """Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
 ~1e-2 relative, so a tighter tolerance buys nothing)."""
@@ -76,7 +90,9 @@ class QMCConfig:
 @dataclass(frozen=True)
 class GeneralSolution:
     """One point: mean over scrambles and standard errors (``*_err``). Values are NaN unless ``status`` is
-    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then."""
+    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then.
+    ``significance``: the test of the pinned branch's defining overlap (:func:`overlap_significance`; None
+    where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``."""
 
     params: ModelParams
     alpha: float
@@ -94,6 +110,8 @@ class GeneralSolution:
     last: OrderParams | None = None
     full_prox_every: int = 1
     full_prox_calls: int = 0
+    significance: dict | None = None
+    even: bool = False
     version: str = __version__
 
     @property
@@ -128,7 +146,9 @@ class GeneralSolution:
                                       "derivatives": "closed form",
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
-                                      "certified_by": "global multi-start prox"}}
+                                      "certified_by": "global multi-start prox"},
+                           "significance": None if self.significance is None else dict(self.significance),
+                           "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None}
         return d
 
 
@@ -163,12 +183,33 @@ def _pin(h: Hats, branch: str) -> Hats:
     return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in _PINNED[branch]})
 
 
+def signal_rank(branch: str, r: int, k: int, rs: int) -> int | None:
+    """Student directions a pinned branch's signal can use: min(r, r*) semantic, min(r, k) positional, 0
+    uninformative; None for ``free`` (no reflection ansatz there)."""
+    return {"semantic": min(r, rs), "positional": min(r, k), "uninformative": 0}.get(branch)
+
+
+def even_hats(h: Hats, rho: int) -> Hats:
+    """Project the hats onto the states invariant under reflecting each student direction j >= ``rho``
+    (``Q e_j → −Q e_j``, a case of the gauge ``Q → QO``, a symmetry for every A, P, MODEL.md §8): those
+    directions carry no signal (θ̂_j = M̂_j = 0) and no cross terms (q̂, V̂ diagonal in them). In the canonical
+    gauge the signal lies in directions < rho, so a pinned branch's fixed point is even in the others; the
+    discretised map is only even up to QMC noise, and that noise in the odd sector (q₀₁, V₀₁: a soft direction
+    of the map) kept the r = 2 pinned branches from converging (docs/theory_general.md)."""
+    r = h.q_hat.shape[0]
+    keep = jnp.asarray([[i == j or (i < rho and j < rho) for j in range(r)] for i in range(r)], h.q_hat.dtype)
+    sig = jnp.asarray([[1.0] if i < rho else [0.0] for i in range(r)], h.q_hat.dtype)
+    return h._replace(q_hat=h.q_hat * keep, V_hat=h.V_hat * keep, theta_hat=h.theta_hat * sig, M_hat=h.M_hat * sig)
+
+
 @lru_cache(maxsize=32)
-def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False):
+def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
+                  even: bool = False):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
-    per structure and tier; jax caches its executables per shape (R, N)."""
+    per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
+    (:func:`even_hats`) on the hats after pinning."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
@@ -177,6 +218,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
+        if even:
+            hats = even_hats(hats, signal_rank(branch, r, k, rs))
         fx = CG.prior(hats, knobs)
         if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
             fx = canonical_gauge(fx, ref=x)   # free signs aligned with the input (state.canonical_gauge)
@@ -218,7 +261,8 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
                 qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
                 damping: float = 0.6, anderson: int = 5,
-                full_prox_every: int = FULL_PROX_EVERY) -> list[GeneralSolution]:
+                full_prox_every: int = FULL_PROX_EVERY,
+                significance: float = SIGNIFICANCE_K, even: bool | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
@@ -230,6 +274,14 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     the first evaluation of each stage, at least every ``full_prox_every`` evaluations, and on the evaluation
     that certifies the fixed point (``fixed_point.iterate``: a point converges only on a full evaluation, so
     the returned point is a fixed point of the global-prox map). 1: every evaluation full (the scheme before).
+
+    ``significance``: k of the test that a pinned branch's defining overlap is non-zero
+    (:func:`overlap_significance`); a converged point that fails it is reported ``NOT_SIGNIFICANT`` (NaN
+    values, the iterate in ``last``), never as a branch point. 0 switches the test off.
+
+    ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
+    states even in the student directions its signal does not use. Default (None): on for pinned branches
+    with such directions at r > 1 (r > rank of the signal), off otherwise; recorded in the provenance.
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -247,6 +299,12 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("sigma", sg[i], lo=0.0, lo_open=True)
         check_range("lam", lm[i], lo=0.0)
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
+    significance = check_range("significance", significance, lo=0.0)
+    rho = signal_rank(branch, params.r, params.k, params.r_star)
+    if even is None:
+        even = rho is not None and params.r > max(rho, 1)
+    elif even and (rho is None or params.r <= rho):
+        raise ParameterError("even", "False for this branch and rank (no student direction free of signal)", even)
     L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
@@ -259,7 +317,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     blocks = shapes(r, k, rs)
     with jax.enable_x64(True):
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
-        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w) for w in (False, True)}
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, bool(even)) for w in (False, True)}
         row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
         sig_flat = np.repeat(sg, S)
         X = x0.reshape(B * S, n)
@@ -267,6 +325,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         full_calls = np.zeros(B * S, int)
         stages = qmc_config.stages
         hist = None
+        coarse_x = None            # per row: the coarse stage's converged state (NaN where it did not converge)
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
             h_cache = np.zeros((B * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
@@ -307,12 +366,15 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
             full_calls += run.full_calls
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
+                conv = np.array([s is Status.CONVERGED for s in run.status])
+                coarse_x = np.where(conv[:, None], run.x, np.nan)
                 ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
         run.full_calls = full_calls
-    return [_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), float(al[i]),
-                     branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every) for i in range(B)]
+    return [replace(_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])),
+                             float(al[i]), branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every,
+                             coarse_x, significance), even=bool(even)) for i in range(B)]
 
 
 def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
@@ -320,14 +382,21 @@ def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
     return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
 
 
-def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
-             full_prox_every: int) -> GeneralSolution:
+def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, full_prox_every: int,
+             coarse_x: np.ndarray | None, k_se: float) -> GeneralSolution:
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
     sts = list(run.status[sl])
     status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
                   Status.CONVERGED)
     xs = np.asarray(run.x[sl])
     hs = np.asarray(run.aux["hats"][sl])
+    sig = None
+    if status is Status.CONVERGED:
+        xc = None if coarse_x is None else np.asarray(coarse_x[sl])
+        sig = overlap_significance(branch, xs, xc if xc is not None and np.all(np.isfinite(xc)) else None,
+                                   r, k, rs, k_se)
+        if sig is not None and not sig["significant"]:
+            status = Status.NOT_SIGNIFICANT
     per = {**invariants(unflatten(xs, r, k, rs)),
            **{f"{kk}_hat": v for kk, v in invariants(unflatten(hs, r, k, rs, Hats)).items() if kk in SCALARS},
            "eps_g": run.aux["eps_g"][sl], "e_t": run.aux["e_t"][sl]}
@@ -346,7 +415,53 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig,
                            float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
                            Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
                            float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
-                           full_prox_calls=int(np.max(run.full_calls[sl])))
+                           full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig)
+
+
+def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | None, r: int, k: int, rs: int,
+                         k_se: float = SIGNIFICANCE_K) -> dict | None:
+    """Is the pinned branch's defining overlap Z (M on the positional branch, θ on the semantic one) really
+    non-zero? ``xs``: the converged per-scramble states (S, n) (r > 1: all in the canonical gauge, so their
+    matrices are comparable); ``xs_coarse``: the same rows converged on the coarse stage's points, or None.
+    Three tests, any one makes the point ``NOT_SIGNIFICANT``:
+
+    - scramble significance: ``t = ‖Z̄‖_F / ‖se(Z)‖_F < k_se`` (mean and element-wise standard error over the
+      independent scrambles; r = k = 1: |m̄|/s.e.);
+    - scramble agreement: the relative spread ``√S / t`` (std over scrambles / ‖Z̄‖) above ``SPREAD_LIMIT``:
+      the scrambles do not agree on the overlap's size (with S = 2–4 scrambles the s.e. itself is too
+      uncertain for a t of 3 to mean much);
+    - resolution trend (where a coarse stage converged on every scramble): ``‖Z̄‖_F < RESOLUTION_SHRINK ×
+      ‖Z̄_coarse‖_F``. Needed because a collapsed branch's artefact need not change sign between scrambles:
+      at positional ω = 0.1, α = 2 every scramble's discretised map has its own small m > 0 (1024 × 4:
+      0.037, 0.062, 0.014, 0.018, t = 3.0), and m shrinks as the points are refined.
+
+    Returns None for branches without a defining overlap (uninformative, free) or ``k_se = 0``."""
+    name = _DEFINING.get(branch)
+    if name is None or k_se <= 0:
+        return None
+    S = xs.shape[0]
+    Z = np.asarray(getattr(unflatten(xs, r, k, rs), name))                      # (S, a, b)
+    value = float(np.linalg.norm(Z.mean(axis=0)))
+    se = float(np.linalg.norm(Z.std(axis=0, ddof=1) / math.sqrt(S)))
+    t = value / se if se > 0 else (math.inf if value > 0 else 0.0)
+    out = {"overlap": "m" if name == "M" else "theta", "value": value, "se": se, "t": t, "k": k_se,
+           "coarse_value": None, "shrink": None, "shrink_limit": RESOLUTION_SHRINK, "reason": None}
+    out["spread"] = math.sqrt(S) / t if t > 0 else math.inf
+    out["spread_limit"] = SPREAD_LIMIT
+    if t < k_se:
+        out["reason"] = f"|{out['overlap']}| = {value:.3g} is within {k_se:g} s.e. ({se:.2g}) of 0"
+    elif out["spread"] > SPREAD_LIMIT:
+        out["reason"] = (f"the scrambles disagree on |{out['overlap']}| = {value:.3g} by {out['spread']:.0%} "
+                         f"(limit {SPREAD_LIMIT:.0%})")
+    if xs_coarse is not None:
+        vc = float(np.linalg.norm(np.asarray(getattr(unflatten(xs_coarse, r, k, rs), name)).mean(axis=0)))
+        out["coarse_value"] = vc
+        out["shrink"] = value / vc if vc > 0 else math.inf
+        if out["reason"] is None and value < RESOLUTION_SHRINK * vc:
+            out["reason"] = (f"|{out['overlap']}| falls from {vc:.3g} (coarse points) to {value:.3g}: "
+                             "it shrinks with the QMC size")
+    out["significant"] = out["reason"] is None
+    return out
 
 
 def solve(params: ModelParams, alpha: float, branch: str = "semantic", **kw) -> GeneralSolution:

@@ -12,6 +12,10 @@ class Status(str, Enum):
     MAX_STEPS = "max_steps"            # the residual of the undamped map stayed above rtol
     DIVERGED = "diverged"              # non-finite map value
     INVALID_STATE = "invalid_state"    # q or V left the positive-definite cone, or D = λ + σ²V̂ not positive
+    NOT_SIGNIFICANT = "not_significant"  # converged, but the pinned branch's defining overlap (m, resp. θ) is
+    #                                      not significantly non-zero: the branch collapsed onto the
+    #                                      uninformative point, the "fixed point" is an integration artefact
+    #                                      (engine.overlap_significance)
 
     @property
     def ok(self) -> bool:
