@@ -625,16 +625,26 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
 def _competitor_crossing(fps, kind: str, a0: float, a1: float, locate: Locator | None) -> float:
     """Where the growth factor of ``kind`` crosses +1 in ``[a0, a1]``: ``locate``'s answer, else the linear
     interpolation of the table's factors (the midpoint if they do not bracket +1)."""
+    b = _factor_bracket(fps, kind, a0, a1)
+    if b is None:
+        return 0.5 * (a0 + a1)
+    (b0, st0), (b1, st1) = b
     if locate is not None:
-        r = locate(kind, a0, a1)
+        r = locate(kind, b0, b1)
         if r is not None:
             return float(r)
-    r0, r1 = (fps[(fps["alpha"] == a) & (fps["kind"] == kind)] for a in (a0, a1))
-    st0 = float(r0["stability"].iloc[0]) if len(r0) else float("nan")
-    st1 = float(r1["stability"].iloc[0]) if len(r1) else float("nan")
-    if math.isfinite(st0) and math.isfinite(st1) and st0 <= 1.0 < st1:
-        return float(a0 + (1.0 - st0) * (a1 - a0) / (st1 - st0))
-    return 0.5 * (a0 + a1)
+    return float(b0 + (1.0 - st0) * (b1 - b0) / (st1 - st0))
+
+
+def _factor_bracket(fps, kind: str, a0: float, a1: float):
+    """The tightest pair of neighbouring table rows of ``kind`` in ``[a0, a1]`` whose growth factor goes from
+    ≤ 1 to > 1 (the first such pair): ``((α, factor), (α, factor))``, or None."""
+    r = fps[(fps["kind"] == kind) & (fps["alpha"] >= a0) & (fps["alpha"] <= a1)].sort_values("alpha")
+    a, st = r["alpha"].to_numpy(float), r["stability"].to_numpy(float)
+    for k in range(len(a) - 1):
+        if math.isfinite(st[k]) and math.isfinite(st[k + 1]) and st[k] <= 1.0 < st[k + 1]:
+            return (float(a[k]), float(st[k])), (float(a[k + 1]), float(st[k + 1]))
+    return None
 
 
 def _crossing_above_fold(branch, end, fps, comp: str, a0: float, a1: float) -> float:
