@@ -267,21 +267,26 @@ def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, x
     return alpha_c, alpha_l, notes
 
 
-def _refine_l(params, branches, guess, lo, hi, nodes, xtol, log, solver, el, notes) -> float:
+def _refine_l(params, branches, guess, lo, hi, resolutions, xtol, log, solver, el, notes) -> float:
     """α_l refined by Brent on the semantic branch's ε_g − ε_lin near the table value ``guess`` (in
-    ``[lo, hi]``), when α_l comes from the global minimum's table (α_c from its change of kind)."""
+    ``[lo, hi]``): when α_l comes from the global minimum's table (α_c from its change of kind), or the first
+    refinement failed. Tried at each outer order of ``resolutions`` in turn (the solver's, then the curves'
+    own: near the branch's end the finer rule's branch can end elsewhere, σ = 1, ω = 0.05)."""
     valid = branches["semantic"].valid()
-    R = _Refiner(params, {"semantic": valid}, nodes, log, solver, dict(semantic=(PointState.OK,)))
     lo = max([lo] + [p.alpha for p in valid[:1]])
     if not lo < hi:
         return float(guess)
     step = max(0.005, 20 * xtol)
-    r = local_root(lambda a: R.valid("semantic", a).eps_g - el, guess, lo, hi, sign_below=+1.0, step=step,
-                   xtol=xtol)
-    if r is None:
-        notes.append("α_l refinement on the semantic branch failed; table value kept")
-        return float(guess)
-    return float(r)
+    for k, n in enumerate(dict.fromkeys(resolutions)):
+        R = _Refiner(params, {"semantic": valid}, n, log, solver, dict(semantic=(PointState.OK,)))
+        r = local_root(lambda a: R.valid("semantic", a).eps_g - el, guess, lo, hi, sign_below=+1.0, step=step,
+                       xtol=xtol)
+        if r is not None:
+            if k:
+                notes.append(f"α_l refined at nodes = {n} (the finer solves failed near it)")
+            return float(r)
+    notes.append("α_l refinement on the semantic branch failed; table value kept")
+    return float(guess)
 
 
 def _semantic_above_lin(gm, el: float) -> bool:
@@ -453,8 +458,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 alpha_c = sw.alpha_c
                 a_l_table = _alpha_l_global(gm, alpha_c, alpha_l, el)
                 if a_l_table is not None and a_l_table != alpha_l and a_l_table > alpha_c and refine:
-                    a_l_table = _refine_l(params, branches, a_l_table, alpha_c, hi, nodes, xtol, refined, solver,
-                                          el, notes)
+                    a_l_table = _refine_l(params, branches, a_l_table, alpha_c, hi, (nodes, curve_nodes), xtol,
+                                          refined, solver, el, notes)
                 alpha_l = a_l_table
             against, c_kind = sw.against, sw.kind
         while (extend and alpha_c is not None and alpha_l is None and hi < alpha_max - 1e-9
@@ -470,7 +475,16 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             sem, pos, g, _, _ = _tables(branches, el)
             alpha_l = _alpha_l_global(gm, alpha_c, None, el)
             if alpha_l is not None and refine:
-                alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, nodes, xtol, refined, solver, el, notes)
+                alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
+                                    solver, el, notes)
+        failed = "α_l refinement failed; table value kept"
+        above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
+        if (refine and alpha_l is not None and alpha_c is not None and failed in notes and alpha_l > alpha_c
+                and len(above) and above["global_kind"].iloc[0] == "semantic"):
+            notes.remove(failed)
+            notes.append(f"α_l: the refinement at nodes = {nodes} failed; refined at nodes = {curve_nodes}")
+            alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver, el,
+                                notes)
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
