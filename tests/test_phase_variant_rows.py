@@ -91,6 +91,9 @@ def test_competitor_turning_unstable_at_the_branch_end_is_a_continuous_birth():
     sw = global_switch(global_minimum(fps), fps, br, locate=lambda kind, a0, a1: 1.5943)
     assert abs(1.5943 - 1.5887) <= CONTINUOUS_TOL
     assert sw.kind == "continuous" and sw.alpha_c == pytest.approx(1.5887)
+    # a fold with a large θ there is no birth from the uninformative point, however near
+    big = _sem([(1.589, 0.4, 1.289e-3), (1.6, 0.45, 1.304e-3)], BranchEnd(1.5887, PointState.ENDED, 1.589, 1.5883))
+    assert global_switch(global_minimum(fps), fps, big, locate=lambda kind, a0, a1: 1.5943).kind != "continuous"
 
 
 def test_alpha_c_above_a_fold_is_the_e_t_crossing_not_the_fold():

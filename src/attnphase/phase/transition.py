@@ -596,8 +596,8 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
     Where the competitor stops being stable in the bracket, ``locate`` (:func:`growth_crossing` with solves)
     finds its growth factor's crossing of +1; without it the crossing is interpolated on the table. When the
     semantic branch begins inside the bracket: at its end if it merges with the uninformative point there
-    (``continuous``: θ → 0, or the competitor turns unstable within :data:`CONTINUOUS_TOL` of it); where the
-    competitor turns unstable if that comes first (the followed semantic branch begins later, at a fold:
+    (``continuous``: θ → 0, or the competitor turns unstable within :data:`CONTINUOUS_TOL` of it while θ is
+    small there, :data:`BIRTH_OVERLAP`); where the competitor turns unstable if that comes first (the followed semantic branch begins later, at a fold:
     ``competitor loses stability``); else at the e_t crossing above the fold (``semantic branch appears``:
     α_c = the fold only if the semantic point is already the lower one there)."""
     known = gm[gm["global_kind"] != "none"].sort_values("alpha").reset_index(drop=True)
@@ -622,18 +622,33 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
         a_birth = _theta_zero(branches["semantic"], end)
         if comp == "uninformative" and (a_birth is not None or end.kind is PointState.COLLAPSED):
             return Switch(float(end.alpha if a_birth is None else a_birth), comp, "continuous", (a0, a1))
-        if _loses_stability(fps, comp, a0, a1):
-            a_u = _competitor_crossing(fps, comp, a0, a1, locate)
-            if abs(a_u - end.alpha) <= CONTINUOUS_TOL and comp == "uninformative":
-                # the uninformative point turns unstable (against θ) where the semantic branch appears: the
-                # semantic branch splits off it, e_t is continuous there
-                return Switch(float(end.alpha), comp, "continuous", (a0, a1))
-            if a_u < end.alpha:
-                return Switch(a_u, comp, "competitor loses stability", (a0, a1))
-        return Switch(_crossing_above_fold(branches["semantic"], end, fps, comp, a0, a1), comp,
-                      "semantic branch appears", (a0, a1))
+        a_u = _competitor_crossing(fps, comp, a0, a1, locate) if _loses_stability(fps, comp, a0, a1) else math.inf
+        if comp == "uninformative" and abs(a_u - end.alpha) <= CONTINUOUS_TOL and _small_at_end(branches["semantic"]):
+            # the uninformative point turns unstable (against θ) where the semantic branch appears with a small
+            # θ: the semantic branch splits off it, e_t is continuous there
+            return Switch(float(end.alpha), comp, "continuous", (a0, a1))
+        if a_u < end.alpha:
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+        a_x = _crossing_above_fold(branches["semantic"], end, fps, comp, a0, a1)
+        if a_u < a_x:
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+        return Switch(a_x, comp, "semantic branch appears", (a0, a1))
     # the competitor stops being stable between a0 and a1: where its growth factor crosses +1
     return Switch(_competitor_crossing(fps, comp, a0, a1, locate), comp, "competitor loses stability", (a0, a1))
+
+
+BIRTH_OVERLAP = 0.25
+"""θ/(σ√q) at the semantic branch's lowest valid point below which its end, where the uninformative point turns
+unstable, is its birth from that point (measured 0.18 at σ = 0.5, λ = 0.001, ω = 0.5, a slowed-down collapse);
+a fold keeps a large θ (1.2 at σ = 1, ω = 0.02, α = 0.524)."""
+
+
+def _small_at_end(branch) -> bool:
+    v = branch.valid()
+    if not v:
+        return False
+    p = v[0]
+    return bool(abs(float(p.theta)) < BIRTH_OVERLAP * branch.params.sigma * math.sqrt(max(float(p.q), 0.0)))
 
 
 def _competitor_crossing(fps, kind: str, a0: float, a1: float, locate: Locator | None) -> float:
