@@ -51,14 +51,17 @@ def fold_fake(a_fold=1.55, a_c=1.8):
     return fake
 
 
-def test_a_branch_first_valid_in_an_extension_block_gets_its_beginning_located():
+@pytest.mark.parametrize("a_fold", [1.55, 1.75])
+def test_a_branch_first_valid_in_an_extension_block_gets_its_beginning_located(a_fold):
     """σ = 0.5, λ = 0.001, ω = 0.5 (previous table: α_c "—", "the two branches are never valid at the same α"):
     the semantic branch exists only above the starting grid; the extension finds it, and it is followed back
-    over the old α's, so its end there is located to 1e-3 and those α's carry the end's reason."""
+    over the old α's (or, beginning inside the block, to its end there), so its end is located to 1e-3 and
+    the old α's carry the end's reason."""
     r = transition(ModelParams(omega=0.3), alphas=[1.3, 1.4, 1.5], mixed_alphas=[], fixed_points=False,
-                   solver=fold_fake())
+                   solver=fold_fake(a_fold))
     end = r.branches["semantic"].end
-    assert end is not None and end.kind is PointState.ENDED and abs(end.alpha - 1.55) <= 1e-3
+    assert end is not None and end.kind is PointState.ENDED and abs(end.alpha - a_fold) <= 1e-3
+    assert r.branches["semantic"].begin is None
     old = [p for p in r.branches["semantic"] if p.alpha <= 1.5]
     assert [p.state for p in old] == [PointState.ENDED] * 3
     assert all("beyond the branch's end" in p.status for p in old)

@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
+                           _unsolved,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
 from .roots import Unrefinable, local_root, table_root
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
@@ -331,7 +332,6 @@ def _direction(g, branches, alpha_c, alpha_l) -> str | None:
 def _extend(params, branches, direction, block, kw):
     """Follow both branches onto the new α's of ``block`` (ordered away from the old range), each continued
     from its valid points; a branch that already ended on that side keeps its end's state there."""
-    from .continuation import _unsolved
     for b, br in branches.items():
         ended_this_side = br.end is not None and (direction == "down") == (b == "semantic")
         if ended_this_side:
@@ -360,7 +360,14 @@ def _locate_start(params, br: Branch, old: list, new: Branch, direction: str, kw
     first = sorted(new.valid(), key=lambda p: p.alpha, reverse=(direction == "down"))
     hist = first[:2][::-1]   # the last one nearest the old range
     order = sorted((p.alpha for p in old), reverse=(direction == "up"))
-    back = follow_branch(params, order, br.branch, history=hist, **kw)
+    if new.begin is not None:   # already followed back to its end inside the block: the old α's lie beyond it
+        e = new.begin
+        back = Branch(br.branch, params, [_unsolved(params, a, br.branch, kw.get("nodes"), e.kind,
+                                                    f"beyond the branch's end near α={e.alpha:.4g}: {e.reason}")
+                                          for a in order], end=e)
+        new.begin = None
+    else:
+        back = follow_branch(params, order, br.branch, history=hist, **kw)
     at = {round(p.alpha, 9): p for p in back.points}
     br.points = [at.get(round(p.alpha, 9), p) for p in old] + new.points
     br.extra.extend(back.extra)
