@@ -162,8 +162,8 @@ def test_lambda_0p001_omega_0p5_alpha_c_is_found_real_theory():
     """σ = 0.5, λ = 0.001, ω = 0.5 (previous table: α_c "—"): the semantic branch exists only above the grid
     [1.4, 1.5]; the extension finds it, its beginning is located (≈ 1.589), and α_c is its continuous birth
     from the uninformative point, which turns unstable there (growth factor 0.97 at 1.5, 1.002 at 1.6)."""
-    r = transition(ModelParams(omega=0.5, lam=0.001), alphas=[1.4, 1.5], mixed_alphas=[])
+    r = transition(ModelParams(omega=0.5, lam=0.001), alphas=[1.4, 1.5], mixed_alphas=[], alpha_max=2.0)
     assert r.alpha_c is not None and 1.58 < r.alpha_c < 1.60
     assert r.alpha_c_against == "uninformative" and r.alpha_c_kind == "continuous"
     assert r.branches["semantic"].end is not None and abs(r.branches["semantic"].end.alpha - r.alpha_c) < 0.01
-    assert np.isfinite(r.eps_lin)
+    assert r.alpha_l is None and r.alpha_l_bound == "> 2"   # ε_g^sem > ε_lin = 0.001006 up to α_max (also at 6)
