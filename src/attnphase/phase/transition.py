@@ -399,7 +399,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
        pinned branches, the uninformative point, unpinned solves from saddles); where the lowest stable one
        changes kind into semantic at another place than the e_t crossing (a continuous birth of the semantic
        branch from the uninformative point, a competitor that loses stability, a mixed competitor), α_c is
-       that change (:func:`global_switch`), ``alpha_c_against`` the kind below it.
+       that change (:func:`global_switch`; where the competitor turns unstable, located by solves:
+       :func:`growth_crossing`), ``alpha_c_against`` the kind below it; α_l is then refined on the semantic
+       branch, and if it lies above the range (the global minimum semantic at the top with ε_g > ε_lin) the
+       range is extended for it too, up to ``alpha_max``.
     5. Mixed fixed points at ``mixed_alphas`` (default: α_c; ``[]`` skips).
     """
     from ..provenance import provenance as _prov
