@@ -492,9 +492,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if (refine and alpha_l is not None and alpha_c is not None and failed in notes and alpha_l > alpha_c
                 and len(above) and above["global_kind"].iloc[0] == "semantic"):
             notes.remove(failed)
-            notes.append(f"α_l: the refinement at nodes = {nodes} failed; refined at nodes = {curve_nodes}")
+            before = len(notes)
             alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver, el,
                                 notes)
+            if len(notes) == before:
+                notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
