@@ -597,11 +597,19 @@ COLLAPSE_DROP = 0.1
 """An unconverged iterate whose overlap fell below ``COLLAPSE_DROP`` times the last valid point's is falling
 onto the uninformative point (:func:`_collapse_point`)."""
 
+COLLAPSE_NEAR = 0.1
+"""A last valid point whose overlap is below ``COLLAPSE_NEAR·σ√q`` (θ) or ``COLLAPSE_NEAR·√q`` (m) is already
+close to the uninformative point: a failed iterate next to it need only have lost overlap (not fallen by
+:data:`COLLAPSE_DROP`) to count as collapsing — its start, extrapolated from that point, is itself small, and
+the slowed-down iteration cannot shrink it tenfold in ``max_steps`` (σ = 0.7, ω = 0.45: θ = 0.0145 at the
+last valid α = 0.8875, the failed iterate 0.0022 after 60 steps at α = 0.8869; θ² vanishes at 0.8873)."""
+
 
 def _collapse_point(valid: list, bad: BranchPoint, branch: str) -> float | None:
     """Where the branch merges continuously with the uninformative point, when the evidence says so: the
     failed iterate at ``bad`` lost its overlap (|overlap| below :data:`COLLAPSE_DROP` times the last valid
-    point's: the pinned iteration falls onto the uninformative point, slowly — critical slowing down, e.g. the
+    point's, or just below it where that point is already near the uninformative one, :data:`COLLAPSE_NEAR`:
+    the pinned iteration falls onto the uninformative point, slowly — critical slowing down, e.g. the
     positional branch at ω = 0.3, α = 0.056: m = 4e-5 after 60 steps from 0.023 at α = 0.0625) and the squared
     overlap of the last two valid points, linear in α near a continuous end, extrapolates to 0 within one
     bracket width of [last valid, ``bad``]. Returns that zero (clamped into the bracket), else None (a fold)."""
@@ -610,7 +618,9 @@ def _collapse_point(valid: list, bad: BranchPoint, branch: str) -> float | None:
     key = overlap_key(branch)
     p1, p0 = valid[-1], valid[-2]
     y1, y0, yb = (float(getattr(p, key)) for p in (p1, p0, bad))
-    if not (math.isfinite(yb) and abs(yb) < COLLAPSE_DROP * abs(y1)) or p1.alpha == p0.alpha:
+    scale = math.sqrt(max(float(p1.q), 0.0)) * (p1.params.sigma if branch == "semantic" else 1.0)
+    drop = 1.0 if abs(y1) < COLLAPSE_NEAR * scale else COLLAPSE_DROP
+    if not (math.isfinite(yb) and abs(yb) < drop * abs(y1)) or p1.alpha == p0.alpha:
         return None
     y1, y0 = y1 * y1, y0 * y0
     if not y0 > y1 > 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
+                           _unsolved,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
 from .roots import Unrefinable, local_root, table_root
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
@@ -266,6 +268,39 @@ def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, x
     return alpha_c, alpha_l, notes
 
 
+def _refine_l(params, branches, guess, lo, hi, resolutions, xtol, log, solver, el, notes) -> float:
+    """α_l refined by Brent on the semantic branch's ε_g − ε_lin near the table value ``guess`` (in
+    ``[lo, hi]``): when α_l comes from the global minimum's table (α_c from its change of kind), or the first
+    refinement failed. Tried at each outer order of ``resolutions`` in turn (the solver's, then the curves'
+    own: near the branch's end the finer rule's branch can end elsewhere, σ = 1, ω = 0.05)."""
+    valid = branches["semantic"].valid()
+    lo = max([lo] + [p.alpha for p in valid[:1]])
+    if not lo < hi:
+        return float(guess)
+    step = max(0.005, 20 * xtol)
+    for k, n in enumerate(dict.fromkeys(resolutions)):
+        R = _Refiner(params, {"semantic": valid}, n, log, solver, dict(semantic=(PointState.OK,)))
+        r = local_root(lambda a: R.valid("semantic", a).eps_g - el, guess, lo, hi, sign_below=+1.0, step=step,
+                       xtol=xtol)
+        if r is not None:
+            if k:
+                notes.append(f"α_l refined at nodes = {n} (the finer solves failed near it)")
+            return float(r)
+    notes.append("α_l refinement on the semantic branch failed; table value kept")
+    return float(guess)
+
+
+def _semantic_above_lin(gm, el: float) -> bool:
+    """The global minimum is semantic at the top of the table with ε_g above ε_lin."""
+    top = gm[gm["global_kind"] != "none"].sort_values("alpha")
+    return bool(len(top) and top["global_kind"].iloc[-1] == "semantic" and top["eps_g_global"].iloc[-1] > el)
+
+
+def _concat(a, b):
+    import pandas as pd
+    return pd.concat([a, b], ignore_index=True).sort_values(["alpha", "kind"], kind="stable").reset_index(drop=True)
+
+
 def _tables(branches, el):
     sem, pos = branch_table(branches["semantic"]), branch_table(branches["positional"])
     g = global_table(sem, pos, el)
@@ -297,7 +332,6 @@ def _direction(g, branches, alpha_c, alpha_l) -> str | None:
 def _extend(params, branches, direction, block, kw):
     """Follow both branches onto the new α's of ``block`` (ordered away from the old range), each continued
     from its valid points; a branch that already ended on that side keeps its end's state there."""
-    from .continuation import _unsolved
     for b, br in branches.items():
         ended_this_side = br.end is not None and (direction == "down") == (b == "semantic")
         if ended_this_side:
@@ -307,10 +341,42 @@ def _extend(params, branches, direction, block, kw):
             continue
         hist = br.valid()
         new = follow_branch(params, block, b, history=hist if direction == "up" else hist[::-1], **kw)
-        br.points.extend(new.points)
+        old = br.points
+        br.points = old + new.points
         br.extra.extend(new.extra)
         br.solves += new.solves
-        br.end = br.end or new.end
+        if not hist and any(p.state.valid for p in new.points):
+            _locate_start(params, br, old, new, direction, kw)
+        else:
+            br.end = br.end or new.end
+
+
+def _locate_start(params, br: Branch, old: list, new: Branch, direction: str, kw) -> None:
+    """The branch ``br`` had no valid point on its old α's and has some in the new block ``new``: follow it
+    back from its valid points nearest the old range over the old α's (same adaptive step, so its end there
+    is located to ``min_step``) — the old points get the state of that end instead of the failures of cold
+    starts. The end found is the branch's ``end`` where the branch is followed towards the old range
+    (semantic: downwards), else its ``begin``; ``new.end`` is the other one."""
+    first = sorted(new.valid(), key=lambda p: p.alpha, reverse=(direction == "down"))
+    hist = first[:2][::-1]   # the last one nearest the old range
+    order = sorted((p.alpha for p in old), reverse=(direction == "up"))
+    if new.begin is not None:   # already followed back to its end inside the block: the old α's lie beyond it
+        e = new.begin
+        back = Branch(br.branch, params, [_unsolved(params, a, br.branch, kw.get("nodes"), e.kind,
+                                                    f"beyond the branch's end near α={e.alpha:.4g}: {e.reason}")
+                                          for a in order], end=e)
+        new.begin = None
+    else:
+        back = follow_branch(params, order, br.branch, history=hist, **kw)
+    at = {round(p.alpha, 9): p for p in back.points}
+    br.points = [at.get(round(p.alpha, 9), p) for p in old] + new.points
+    br.extra.extend(back.extra)
+    br.solves += back.solves
+    followed_down = br.branch == "semantic"   # its ``end`` is then the low side's, else the high side's
+    if (direction == "up") == followed_down:
+        br.end, br.begin = back.end, new.end or br.begin
+    else:
+        br.end, br.begin = new.end or br.end, back.end
 
 
 def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, nodes: int | None = None,
@@ -333,7 +399,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
        pinned branches, the uninformative point, unpinned solves from saddles); where the lowest stable one
        changes kind into semantic at another place than the e_t crossing (a continuous birth of the semantic
        branch from the uninformative point, a competitor that loses stability, a mixed competitor), α_c is
-       that change (:func:`global_switch`), ``alpha_c_against`` the kind below it.
+       that change (:func:`global_switch`; where the competitor turns unstable, located by solves:
+       :func:`growth_crossing`), ``alpha_c_against`` the kind below it; α_l is then refined on the semantic
+       branch, and if it lies above the range (the global minimum semantic at the top with ε_g > ε_lin) the
+       range is extended for it too, up to ``alpha_max``.
     5. Mixed fixed points at ``mixed_alphas`` (default: α_c; ``[]`` skips).
     """
     from ..provenance import provenance as _prov
@@ -388,15 +457,46 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
                      solver=solver, progress=progress)
         gm = global_minimum(fps)
-        sw = global_switch(gm, fps, branches, alpha_c)
+        def loc(kind, a0, a1):
+            return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol)
+        sw = global_switch(gm, fps, branches, alpha_c, locate=loc)
         if sw is not None:
             if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing"):
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) "
                              f"{sw.against} → semantic" + ("" if alpha_c is None else
                                                            f"; the e_t crossing at {alpha_c:.4g} is not it"))
                 alpha_c = sw.alpha_c
-                alpha_l = _alpha_l_global(gm, alpha_c, alpha_l, el)
+                a_l_table = _alpha_l_global(gm, alpha_c, alpha_l, el)
+                if a_l_table is not None and a_l_table != alpha_l and a_l_table > alpha_c and refine:
+                    a_l_table = _refine_l(params, branches, a_l_table, alpha_c, hi, (nodes, curve_nodes), xtol,
+                                          refined, solver, el, notes)
+                alpha_l = a_l_table
             against, c_kind = sw.against, sw.kind
+        while (extend and alpha_c is not None and alpha_l is None and hi < alpha_max - 1e-9
+               and _semantic_above_lin(gm, el)):
+            # α_l lies above the range: the global minimum is semantic at the top with ε_g > ε_lin
+            block = _extension(lo, hi, "up", alpha_max, alpha_min)
+            if progress:
+                progress(f"extend up to α={block[-1]:g} (α_l)", 0, 1)
+            _extend(params, branches, "up", block, kw)
+            hi = max(hi, max(block))
+            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver))
+            gm = global_minimum(fps)
+            sem, pos, g, _, _ = _tables(branches, el)
+            alpha_l = _alpha_l_global(gm, alpha_c, None, el)
+            if alpha_l is not None and refine:
+                alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
+                                    solver, el, notes)
+        failed = "α_l refinement failed; table value kept"
+        above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
+        if (refine and alpha_l is not None and alpha_c is not None and failed in notes and alpha_l > alpha_c
+                and len(above) and above["global_kind"].iloc[0] == "semantic"):
+            notes.remove(failed)
+            before = len(notes)
+            alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver, el,
+                                notes)
+            if len(notes) == before:
+                notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
@@ -491,9 +591,27 @@ def _row(fps, a, kind):
     return None if r.empty else r.iloc[0]
 
 
-def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None) -> Switch | None:
+CONTINUOUS_TOL = 0.01
+"""Where the uninformative point's growth factor crosses +1 (solved at the stability rule's resolution) and
+where the followed semantic branch ends (at ``curve_nodes``) are one point — a continuous birth — when they lie
+within this distance in α (measured apart by up to 0.006 at σ = 0.5, λ = 0.001, ω = 0.5: 1.594 and 1.589)."""
+
+Locator = Callable[[str, float, float], "float | None"]
+"""``locate(kind, a0, a1)``: where the growth factor of the fixed point ``kind`` crosses +1 in ``[a0, a1]``."""
+
+
+def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
+                  locate: Locator | None = None) -> Switch | None:
     """α_c as the α from which the global minimum (:func:`~.stability.global_minimum`) is semantic at every
-    larger α of the table; None when it is not semantic at the top, or already at the bottom."""
+    larger α of the table; None when it is not semantic at the top, or already at the bottom.
+
+    Where the competitor stops being stable in the bracket, ``locate`` (:func:`growth_crossing` with solves)
+    finds its growth factor's crossing of +1; without it the crossing is interpolated on the table. When the
+    semantic branch begins inside the bracket: at its end if it merges with the uninformative point there
+    (``continuous``: θ → 0, or the competitor turns unstable within :data:`CONTINUOUS_TOL` of it while θ is
+    small there, :data:`BIRTH_OVERLAP`); where the competitor turns unstable if that comes first (the followed semantic branch begins later, at a fold:
+    ``competitor loses stability``); else at the e_t crossing above the fold (``semantic branch appears``:
+    α_c = the fold only if the semantic point is already the lower one there)."""
     known = gm[gm["global_kind"] != "none"].sort_values("alpha").reset_index(drop=True)
     if known.empty or known["global_kind"].iloc[-1] != "semantic":
         return None
@@ -511,23 +629,117 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None) -> S
         return Switch(float(a0 - d0 * (a1 - a0) / (d1 - d0)), comp, "crossing", (a0, a1))
     if s0 is None:
         end = branches["semantic"].end
-        if end is not None and a0 - 1e-9 <= end.alpha <= a1 + 1e-9:
-            a_birth = _theta_zero(branches["semantic"], end)
-            if a_birth is not None and comp == "uninformative":
-                return Switch(a_birth, comp, "continuous", (a0, a1))
-            if comp == "uninformative" and _loses_stability(fps, comp, a0, a1):
-                # the uninformative point turns unstable (against θ) where the semantic branch appears: the
-                # semantic branch splits off it, e_t is continuous there
-                return Switch(float(end.alpha), comp, "continuous", (a0, a1))
-            return Switch(float(end.alpha), comp, "semantic branch appears", (a0, a1))
-        return Switch(None, comp, "semantic branch appears", (a0, a1))
-    # the competitor stops being stable between a0 and a1: interpolate its growth factor's crossing of +1
-    st0 = float(c0["stability"])
-    r1 = fps[(fps["alpha"] == a1) & (fps["kind"] == comp)]
-    st1 = float(r1["stability"].iloc[0]) if len(r1) else float("nan")
-    if math.isfinite(st0) and math.isfinite(st1) and st0 <= 1.0 < st1:
-        return Switch(float(a0 + (1.0 - st0) * (a1 - a0) / (st1 - st0)), comp, "competitor loses stability", (a0, a1))
-    return Switch(0.5 * (a0 + a1), comp, "competitor loses stability", (a0, a1))
+        if end is None or not a0 - 1e-9 <= end.alpha <= a1 + 1e-9:
+            return Switch(None, comp, "semantic branch appears", (a0, a1))
+        a_birth = _theta_zero(branches["semantic"], end)
+        if comp == "uninformative" and (a_birth is not None or end.kind is PointState.COLLAPSED):
+            return Switch(float(end.alpha if a_birth is None else a_birth), comp, "continuous", (a0, a1))
+        a_u = _competitor_crossing(fps, comp, a0, a1, locate) if _loses_stability(fps, comp, a0, a1) else math.inf
+        if comp == "uninformative" and abs(a_u - end.alpha) <= CONTINUOUS_TOL and _small_at_end(branches["semantic"]):
+            # the uninformative point turns unstable (against θ) where the semantic branch appears with a small
+            # θ: the semantic branch splits off it, e_t is continuous there
+            return Switch(float(end.alpha), comp, "continuous", (a0, a1))
+        if a_u < end.alpha:
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+        a_x = _crossing_above_fold(branches["semantic"], end, fps, comp, a0, a1)
+        if a_u < a_x:
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+        return Switch(a_x, comp, "semantic branch appears", (a0, a1))
+    # the competitor stops being stable between a0 and a1: where its growth factor crosses +1
+    return Switch(_competitor_crossing(fps, comp, a0, a1, locate), comp, "competitor loses stability", (a0, a1))
+
+
+BIRTH_OVERLAP = 0.25
+"""θ/(σ√q) at the semantic branch's lowest valid point below which its end, where the uninformative point turns
+unstable, is its birth from that point (measured 0.18 at σ = 0.5, λ = 0.001, ω = 0.5, a slowed-down collapse);
+a fold keeps a large θ (1.2 at σ = 1, ω = 0.02, α = 0.524)."""
+
+
+def _small_at_end(branch) -> bool:
+    v = branch.valid()
+    if not v:
+        return False
+    p = v[0]
+    return bool(abs(float(p.theta)) < BIRTH_OVERLAP * branch.params.sigma * math.sqrt(max(float(p.q), 0.0)))
+
+
+def _competitor_crossing(fps, kind: str, a0: float, a1: float, locate: Locator | None) -> float:
+    """Where the growth factor of ``kind`` crosses +1 in ``[a0, a1]``: ``locate``'s answer, else the linear
+    interpolation of the table's factors (the midpoint if they do not bracket +1)."""
+    b = _factor_bracket(fps, kind, a0, a1)
+    if b is None:
+        return 0.5 * (a0 + a1)
+    (b0, st0), (b1, st1) = b
+    if locate is not None:
+        r = locate(kind, b0, b1)
+        if r is not None:
+            return float(r)
+    return float(b0 + (1.0 - st0) * (b1 - b0) / (st1 - st0))
+
+
+def _factor_bracket(fps, kind: str, a0: float, a1: float):
+    """The tightest pair of neighbouring table rows of ``kind`` in ``[a0, a1]`` whose growth factor goes from
+    ≤ 1 to > 1 (the first such pair): ``((α, factor), (α, factor))``, or None."""
+    r = fps[(fps["kind"] == kind) & (fps["alpha"] >= a0) & (fps["alpha"] <= a1)].sort_values("alpha")
+    a, st = r["alpha"].to_numpy(float), r["stability"].to_numpy(float)
+    for k in range(len(a) - 1):
+        if math.isfinite(st[k]) and math.isfinite(st[k + 1]) and st[k] <= 1.0 < st[k + 1]:
+            return (float(a[k]), float(st[k])), (float(a[k + 1]), float(st[k + 1]))
+    return None
+
+
+def _crossing_above_fold(branch, end, fps, comp: str, a0: float, a1: float) -> float:
+    """The e_t crossing of the semantic branch (its valid points from the fold ``end`` up to ``a1``) and the
+    competitor (e_t interpolated linearly between its table rows at ``a0``, ``a1``); the fold itself when the
+    semantic point is already the lower one there (or no crossing is bracketed)."""
+    c = fps[(fps["kind"] == comp) & fps["alpha"].isin([a0, a1])].sort_values("alpha")
+    pts = [p for p in branch.valid() if end.alpha - 1e-9 <= p.alpha <= a1 + 1e-9]
+    if len(c) < 2 or not pts:
+        return float(end.alpha)
+    ca, ce = c["alpha"].to_numpy(float), c["e_t"].to_numpy(float)
+    al = np.array([p.alpha for p in pts])
+    d = np.array([p.e_t for p in pts]) - np.interp(al, ca, ce)
+    r = table_root(al, d, "down") if len(al) >= 2 else None
+    return float(end.alpha) if d[0] < 0 or r is None else float(r)
+
+
+def growth_crossing(params: ModelParams, kind: str, a0: float, a1: float, fps, *, nodes: int | None,
+                    solver: PointSolver, xtol: float = END_XTOL, max_solves: int = 8) -> float | None:
+    """Where the growth factor of the fixed point ``kind`` (``uninformative`` or a pinned branch) crosses +1
+    between ``a0`` (factor ≤ 1) and ``a1`` (> 1): Illinois regula falsi on warm-started solves (started from
+    the nearer table row of ``fps``) until the bracket is below ``xtol`` or ``max_solves`` solves are spent.
+    None when the table does not bracket +1 or a solve fails (the caller interpolates)."""
+    from .stability import SURVEY_MAX_STEPS
+
+    rows = {a: fps[(fps["alpha"] == a) & (fps["kind"] == kind)] for a in (a0, a1)}
+    if any(r.empty for r in rows.values()):
+        return None
+    f0, f1 = (float(rows[a]["stability"].iloc[0]) - 1.0 for a in (a0, a1))
+    if not (math.isfinite(f0) and math.isfinite(f1) and f0 <= 0.0 < f1):
+        return None
+    lo, hi, side = a0, a1, 0
+    for _ in range(max_solves):
+        if hi - lo <= xtol:
+            break
+        a = lo - f0 * (hi - lo) / (f1 - f0)
+        a = min(max(a, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+        r = rows[a0 if a - lo < hi - a else a1].iloc[0]
+        start = SimpleNamespace(q=float(r["q"]), m=float(r["m"]), V=float(r["V"]), theta=float(r["theta"]),
+                                branch=kind)
+        s = solver(params, float(a), kind, nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=True,
+                   rtol=CURVE_RTOL)
+        if not s.converged or s.stability is None or not math.isfinite(s.stability):
+            return None
+        f = float(s.stability) - 1.0
+        if f <= 0.0:
+            lo, f0 = a, f
+            f1 = f1 * 0.5 if side == -1 else f1
+            side = -1
+        else:
+            hi, f1 = a, f
+            f0 = f0 * 0.5 if side == 1 else f0
+            side = 1
+    return float(lo - f0 * (hi - lo) / (f1 - f0))
 
 
 def _loses_stability(fps, kind: str, a0: float, a1: float) -> bool:

@@ -1,0 +1,169 @@
+"""Fixes found on the σ/λ variant rows of docs/phase_boundaries.md (issue #9): a branch first valid in an
+extension block gets its beginning located; α_c where the competitor turns unstable is located by solves and
+told apart from a continuous birth and from an e_t crossing above a fold; a failed solve next to a valid point
+already near the uninformative point is a collapse. Stand-ins for the theory solver (fast) and two checks
+with the real one (slow)."""
+
+import dataclasses
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnphase.model import ModelParams
+from attnphase.phase import PointState, follow_branch, transition
+from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint
+from attnphase.phase.stability import global_minimum
+from attnphase.phase.transition import CONTINUOUS_TOL, global_switch, growth_crossing
+from attnphase.theory import FixedPointSolution
+
+COLS = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]
+
+
+def _fps(rows):
+    return pd.DataFrame([dict(zip(COLS, r)) for r in rows], columns=COLS)
+
+
+def _sem(points, end):
+    """A semantic Branch with valid points (alpha, theta, e_t) and the given end."""
+    pts = [BranchPoint(SimpleNamespace(alpha=a, theta=t, e_t=e, q=0.2, m=0.0, branch="semantic"), PointState.OK)
+           for a, t, e in points]
+    return {"semantic": Branch("semantic", ModelParams(sigma=1.0), pts, end=end)}
+
+
+def fold_fake(a_fold=1.55, a_c=1.8):
+    """Semantic branch valid only above a fold at ``a_fold`` (no fixed point below: the solve fails there);
+    positional valid everywhere; e_t^sem − e_t^pos = 0.001 (a_c − α)."""
+    def fake(params, alpha, branch, *, nodes=None, init=None, **kw):
+        q, conv = 0.05 + 0.03 * alpha ** 2, True
+        if branch == "semantic":
+            m, th = 0.0, 0.1 * math.sqrt(alpha)
+            conv = alpha >= a_fold
+            e_t, eps_g = 0.002 * alpha + 0.001 * (a_c - alpha), 0.004 - 0.002 * alpha
+        else:
+            m, th = 0.2 + 0.02 * alpha, 0.0
+            e_t, eps_g = 0.002 * alpha, 0.0034
+        return FixedPointSolution(float(alpha), branch, params, q, m, 12.0, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+                                  conv, 10, 1e-7 if conv else 0.05, "converged" if conv else "not converged", 0.5,
+                                  True, nodes or 8)
+    return fake
+
+
+@pytest.mark.parametrize("a_fold", [1.55, 1.75])
+def test_a_branch_first_valid_in_an_extension_block_gets_its_beginning_located(a_fold):
+    """σ = 0.5, λ = 0.001, ω = 0.5 (previous table: α_c "—", "the two branches are never valid at the same α"):
+    the semantic branch exists only above the starting grid; the extension finds it, and it is followed back
+    over the old α's (or, beginning inside the block, to its end there), so its end is located to 1e-3 and
+    the old α's carry the end's reason."""
+    r = transition(ModelParams(omega=0.3), alphas=[1.3, 1.4, 1.5], mixed_alphas=[], fixed_points=False,
+                   solver=fold_fake(a_fold))
+    end = r.branches["semantic"].end
+    assert end is not None and end.kind is PointState.ENDED and abs(end.alpha - a_fold) <= 1e-3
+    assert r.branches["semantic"].begin is None
+    old = [p for p in r.branches["semantic"] if p.alpha <= 1.5]
+    assert [p.state for p in old] == [PointState.ENDED] * 3
+    assert all("beyond the branch's end" in p.status for p in old)
+    assert abs(r.alpha_c - 1.8) < 1e-3
+
+
+def test_competitor_that_turns_unstable_before_a_fold_sets_alpha_c():
+    """σ = 1, ω = 0.05-like: the uninformative point turns unstable (growth factor crosses +1 at 0.512) well
+    below the fold where the followed semantic branch begins (0.602): α_c is the former ("competitor loses
+    stability"), located by ``locate``; without it, interpolated on the table."""
+    fps = _fps([(0.5, "uninformative", 2.7e-3, 0.11, 0.2, 0, 0, 40, True, 0.976, ""),
+                (0.6, "uninformative", 3.5e-3, 0.12, 0.2, 0, 0, 40, False, 1.176, ""),
+                (0.7, "uninformative", 4.2e-3, 0.13, 0.2, 0, 0, 40, False, 1.2, ""),
+                (0.7, "semantic", 3.9e-3, 0.05, 0.2, 0, 0.5, 20, True, -1.0, "")])
+    br = _sem([(0.6025, 0.52, 3.4e-3), (0.61, 0.53, 3.45e-3), (0.7, 0.55, 3.9e-3)],
+              BranchEnd(0.602, PointState.ENDED, 0.6025, 0.6015))
+    gm = global_minimum(fps)
+    sw = global_switch(gm, fps, br, locate=lambda kind, a0, a1: 0.5123)
+    assert sw.kind == "competitor loses stability" and sw.against == "uninformative" and sw.alpha_c == 0.5123
+    assert global_switch(gm, fps, br).alpha_c == pytest.approx(0.5 + 0.1 * 0.024 / 0.2)
+
+
+def test_competitor_turning_unstable_at_the_branch_end_is_a_continuous_birth():
+    """σ = 0.5, λ = 0.001, ω = 0.5: the uninformative factor crosses +1 at 1.594 (stability rule), the semantic
+    branch ends at 1.589 (a slow, failed collapse marked ``ended``): one point, within CONTINUOUS_TOL."""
+    fps = _fps([(1.5, "uninformative", 1.16e-3, 4.6e-3, 0.2, 0, 0, 80, True, 0.97, ""),
+                (1.6, "uninformative", 1.305e-3, 4.7e-3, 0.2, 0, 0, 73, False, 1.002, ""),
+                (1.6, "semantic", 1.304e-3, 3.9e-3, 0.2, 0, 0.09, 65, True, -1.8, "")])
+    br = _sem([(1.589, 0.041, 1.289e-3), (1.6, 0.093, 1.304e-3)], BranchEnd(1.5887, PointState.ENDED, 1.589, 1.5883))
+    sw = global_switch(global_minimum(fps), fps, br, locate=lambda kind, a0, a1: 1.5943)
+    assert abs(1.5943 - 1.5887) <= CONTINUOUS_TOL
+    assert sw.kind == "continuous" and sw.alpha_c == pytest.approx(1.5887)
+    # a fold with a large θ there is no birth from the uninformative point, however near
+    big = _sem([(1.589, 0.4, 1.289e-3), (1.6, 0.45, 1.304e-3)], BranchEnd(1.5887, PointState.ENDED, 1.589, 1.5883))
+    assert global_switch(global_minimum(fps), fps, big, locate=lambda kind, a0, a1: 1.5943).kind != "continuous"
+
+
+def test_alpha_c_above_a_fold_is_the_e_t_crossing_not_the_fold():
+    """A semantic branch that begins at a fold (0.55) with e_t above the (still stable) competitor: α_c is the
+    e_t crossing above the fold (0.575), not the fold; a branch born already lower gives the fold."""
+    fps = _fps([(0.5, "uninformative", 2.0e-3, 0.1, 0.2, 0, 0, 40, True, 0.5, ""),
+                (0.6, "uninformative", 3.0e-3, 0.1, 0.2, 0, 0, 40, True, 0.6, ""),
+                (0.6, "semantic", 2.95e-3, 0.05, 0.2, 0, 0.5, 20, True, -1.0, "")])
+    # competitor e_t = 0.002 + 0.01 (α − 0.5); semantic = competitor + 0.002 (0.575 − α)
+    pts = [(a, 0.5, 0.002 + 0.01 * (a - 0.5) + 0.002 * (0.575 - a)) for a in (0.551, 0.56, 0.58, 0.6)]
+    gm = global_minimum(fps)
+    sw = global_switch(gm, fps, _sem(pts, BranchEnd(0.5505, PointState.ENDED, 0.551, 0.55)))
+    assert sw.kind == "semantic branch appears" and sw.alpha_c == pytest.approx(0.575, abs=1e-9)
+    lower = [(a, 0.5, e - 1e-4) for a, _, e in pts]
+    assert global_switch(gm, fps, _sem(lower, BranchEnd(0.5505, PointState.ENDED, 0.551, 0.55))).alpha_c == 0.5505
+
+
+def test_growth_crossing_is_located_to_xtol_by_solves():
+    a_u = 0.5123
+    calls = []
+
+    def fake(params, alpha, branch, **kw):
+        calls.append(alpha)
+        return SimpleNamespace(converged=True, stability=1.0 + 2.0 * (alpha - a_u) + 3.0 * (alpha - a_u) ** 2)
+    fps = _fps([(0.5, "uninformative", 0, 0, 0.2, 0, 0, 40, True, 1.0 - 2 * 0.0123 + 3 * 0.0123 ** 2, ""),
+                (0.6, "uninformative", 0, 0, 0.2, 0, 0, 40, False, 1.0 + 2 * 0.0877 + 3 * 0.0877 ** 2, "")])
+    r = growth_crossing(ModelParams(), "uninformative", 0.5, 0.6, fps, nodes=4, solver=fake, xtol=1e-3)
+    assert abs(r - a_u) <= 1e-3 and len(calls) <= 8
+    assert growth_crossing(ModelParams(), "uninformative", 0.5, 0.6, fps.iloc[:1], nodes=4, solver=fake) is None
+
+
+def test_a_failure_next_to_a_nearly_collapsed_point_is_a_collapse():
+    """σ = 0.7, ω = 0.45 (θ = 0.0145 at the last valid α = 0.8875, the failed iterate 0.0022 after 60 steps;
+    θ² vanishes at 0.8873): previously `ended` because the iterate had not fallen tenfold. A semantic branch
+    with θ² = 0.004 (α − 0.6) whose failed iterates keep half the start's θ: `collapsed` at 0.6 to 1e-3; the same
+    failure next to a large θ (a fold) stays `ended`."""
+    def make(theta2):
+        def fake(params, alpha, branch, *, nodes=None, init=None, **kw):
+            q = 0.05
+            ok = alpha > 0.6
+            th = math.sqrt(theta2(alpha)) if ok else 0.5 * (init.theta if init is not None else 0.01)
+            return FixedPointSolution(float(alpha), branch, params, q, 0.0, 12.0, th, 0.1, 0.0, 0.05, 0.01, 0.003,
+                                      0.002 * alpha, ok, 10, 1e-7 if ok else 0.01, "", 0.5, True, nodes or 8)
+        return fake
+    br = follow_branch(ModelParams(sigma=0.5), [0.8, 0.7, 0.5], "semantic", nodes=4,
+                       solver=make(lambda a: 0.004 * (a - 0.6)))
+    assert br.end.kind is PointState.COLLAPSED and abs(br.end.alpha - 0.6) <= 1e-3
+    fold = follow_branch(ModelParams(sigma=0.5), [0.8, 0.7, 0.5], "semantic", nodes=4,
+                         solver=make(lambda a: 0.01 + 0.004 * (a - 0.6)))
+    assert fold.end.kind is PointState.ENDED
+
+
+@pytest.mark.slow
+def test_sigma_0p7_omega_0p45_semantic_branch_collapses_real_theory():
+    """The real solver: the semantic branch at σ = 0.7, ω = 0.45 merges with the uninformative point near
+    α = 0.887 (θ → 0; previously labelled `ended`)."""
+    br = follow_branch(ModelParams(omega=0.45, sigma=0.7), [0.9, 0.88], "semantic", nodes=4)
+    assert br.end.kind is PointState.COLLAPSED and 0.884 < br.end.alpha < 0.890
+
+
+@pytest.mark.slow
+def test_lambda_0p001_omega_0p5_alpha_c_is_found_real_theory():
+    """σ = 0.5, λ = 0.001, ω = 0.5 (previous table: α_c "—"): the semantic branch exists only above the grid
+    [1.4, 1.5]; the extension finds it, its beginning is located (≈ 1.589), and α_c is its continuous birth
+    from the uninformative point, which turns unstable there (growth factor 0.97 at 1.5, 1.002 at 1.6)."""
+    r = transition(ModelParams(omega=0.5, lam=0.001), alphas=[1.4, 1.5], mixed_alphas=[], alpha_max=2.0)
+    assert r.alpha_c is not None and 1.58 < r.alpha_c < 1.60
+    assert r.alpha_c_against == "uninformative" and r.alpha_c_kind == "continuous"
+    assert r.branches["semantic"].end is not None and abs(r.branches["semantic"].end.alpha - r.alpha_c) < 0.01
+    assert r.alpha_l is None and r.alpha_l_bound == "> 2"   # ε_g^sem > ε_lin = 0.001006 up to α_max (also at 6)
