@@ -258,11 +258,13 @@ def _compiled(G: int, gl: int, bisect: int, K: int, zmax: float):
 
 
 _K: dict = {}
-"""Buffer size of the flagged intervals per (rule, lines): grown (to a power of two) when a call overflows."""
+"""Buffer size of the flagged intervals per (rule, lines): starts at a tenth of the intervals (measured: at most
+123 of 1536 flagged on 128 lines, 228 of 3072 on 256, nodes = 4) and grows to 1.25 × the count when a call
+overflows (each size is one more compilation, so the steps are coarse: multiples of 64)."""
 
 
 def _bucket(n: int) -> int:
-    return max(_MIN_K, 1 << max(n - 1, 0).bit_length())
+    return max(_MIN_K, -(-n // _MIN_K) * _MIN_K)
 
 
 def map_sums(outer, rule: SplitRule, scalars: dict, warm, full: bool):
@@ -277,7 +279,7 @@ def map_sums(outer, rule: SplitRule, scalars: dict, warm, full: bool):
     if not has_warm:
         warm, full = (np.zeros((L, G)), np.zeros((L, G))), True
     key = (rule, L)
-    K = _K.get(key, _bucket(L * (G - 1) // 8))
+    K = _K.get(key, _bucket(L * (G - 1) // 10))
     with jax.enable_x64(True):
         args = [np.asarray(v, np.float64) for v in (xv, yu, yv, wo, warm[0], warm[1])]
         p = {k: np.float64(v) for k, v in scalars.items()}
@@ -287,6 +289,6 @@ def map_sums(outer, rule: SplitRule, scalars: dict, warm, full: bool):
             count = int(count)
             if count <= K or K >= L * (G - 1):
                 break
-            K = _K[key] = _bucket(count)
+            K = _K[key] = _bucket(count + count // 4)
         _K[key] = K
         return [float(s) for s in np.asarray(sums)], count, (np.asarray(h1).copy(), np.asarray(h2).copy())
