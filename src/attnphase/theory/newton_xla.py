@@ -8,7 +8,10 @@ version pays ~100 array operations of Python overhead per iteration, which domin
 the switching-point search (profile in docs/benchmarks.md, "Faster split-rule map"); here an iteration is
 one fused kernel and finished elements are masked instead of compacted.
 
-Float64 is switched on only inside :func:`newton` (``jax.enable_x64`` context), not globally. Batches are
+:func:`solve` is the traceable form used inside the one-program map evaluation (:mod:`.split_xla`); it gathers
+the few slow elements into a smaller buffer after a few iterations (:data:`COMPACT`), so that they do not keep
+the whole masked batch iterating. Float64 is switched on only inside :func:`newton` and :mod:`.split_xla`'s
+call (``jax.enable_x64`` context), not globally. Batches are
 padded to a power of two (at least 256) so that a process compiles a handful of shapes only.
 """
 
