@@ -151,10 +151,12 @@ def test_stein_equals_derivative_forms():
 
 def test_omega_one_kills_theta_hat_and_semantic_branch():
     """A constant teacher (ω = 1) carries no semantic signal: θ̂ = 0, and the semantic iteration collapses onto
-    the uninformative fixed point (θ at the rule's noise level, ~1e-4, instead of 0.16 at ω = 0.3)."""
+    the uninformative fixed point (θ at the rule's noise level, ~1e-4, instead of 0.16 at ω = 0.3).
+    θ̂ vanishes by the y → −y pairing of the nodes: to round-off (~1e-13) in the numpy map; the compiled map
+    (theory/split_xla.py) may stop a mirrored Newton solve one step apart (|∇F| ≤ 1e-9), ~1e-10 (θ̂ ≈ 0.03 at ω = 0.3)."""
     p = PAR.replace(omega=1.0)
     for us in (True, False):
-        assert abs(channel(p, 2.0, *SEM2, make_rule(4), use_symmetry=us).theta_hat) < 1e-12
+        assert abs(channel(p, 2.0, *SEM2, make_rule(4), use_symmetry=us).theta_hat) < 1e-9
     s = solve_point(p, 2.0, "semantic", nodes=4, max_steps=40, stability=False)
     u = solve_point(p, 2.0, "uninformative", nodes=4, stability=False)
     assert abs(s.theta) < 1e-3 and abs(s.q - u.q) < 1e-3 * u.q

@@ -13,11 +13,25 @@ import numpy as np
 
 from ..model import ModelParams
 from . import prox as _prox
+from .kernel_choice import KernelChoice
 from .quadrature import ProductRule
-from .switching import SplitRule, line_nodes
+from .switching import SplitRule, _outer, line_nodes
 from .symmetry import exchange_reflection_holds
 
 _TINY = 1e-300
+SPLIT_MAPS = ("xla", "numpy")
+_SPLIT_MAP = KernelChoice("split map", "ATTNPHASE_SPLIT_MAP", SPLIT_MAPS)
+
+
+def split_map(name: str):
+    """Context manager: evaluate the split rule's channel inside the block with ``"xla"`` (default: one compiled
+    program per evaluation, :mod:`.split_xla`) or ``"numpy"`` (the reference: :func:`.switching.line_nodes`
+    with the prox of :mod:`.prox`; same algorithm). Process default: ``ATTNPHASE_SPLIT_MAP``."""
+    return _SPLIT_MAP.use(name)
+
+
+def active_split_map() -> str:
+    return _SPLIT_MAP.active()
 
 
 @dataclass
@@ -99,12 +113,15 @@ def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, the
     previous basin unless the rule's neighbour checks repair it. Not certified global: a solve confirms its
     fixed point with ``global_search=True`` (``solver._iterate``).
     """
-    nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry,
-                      global_search=global_search)
-    w1, w2, _, _ = prox_inputs(params, q, m, theta)(*nd.coords)
-    res = _hats(params, alpha, q, V, theta, nd.coords, nd.weights, (nd.h[0] - w1) / V, (nd.h[1] - w2) / V,
-                nd.M, nd.max_grad, nd.state)
-    if nd.half:
+    if isinstance(rule, SplitRule) and active_split_map() == "xla":
+        res, half = _channel_xla(params, alpha, q, m, V, theta, rule, warm, use_symmetry, global_search)
+    else:
+        nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry,
+                          global_search=global_search)
+        w1, w2, _, _ = prox_inputs(params, q, m, theta)(*nd.coords)
+        res, half = _hats(params, alpha, q, V, theta, nd.coords, nd.weights, (nd.h[0] - w1) / V,
+                          (nd.h[1] - w2) / V, nd.M, nd.max_grad, nd.state), nd.half
+    if half:
         res.m_hat = 0.0 if m == 0.0 else res.m_hat
         res.theta_hat = 0.0 if theta == 0.0 else res.theta_hat
     return res
@@ -113,13 +130,33 @@ def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, the
 def _hats(params, alpha, q, V, theta, coords, W, g1, g2, M, max_grad, state) -> ChannelResult:
     """The Stein-form expectations of MODEL.md §6 from g = (ĥ − ω)/V at weighted nodes."""
     xi1, xi2, y1, y2 = coords
+    sums = (W @ (g1 * g1 + g2 * g2), W @ (g1 - g2), W @ (g1 * y1 + g2 * y2), W @ (g1 * xi1 + g2 * xi2), W @ M)
+    return _from_sums(params, alpha, q, theta, [float(v) for v in sums], max_grad, state)
+
+
+def _from_sums(params, alpha, q, theta, sums, max_grad, state) -> ChannelResult:
+    """Hats from the weighted sums E[g1²+g2²], E[g1−g2], E[g1y1+g2y2], E[g1ξ1+g2ξ2], E[M] (MODEL.md §6)."""
+    s_qq, s_m, s_th, s_v, s_M = sums
     sq = np.sqrt(max(q, _TINY))
     sres = np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0))
-    q_hat = alpha * float(W @ (g1 * g1 + g2 * g2))
-    m_hat = alpha * float(W @ (g1 - g2))
-    theta_hat = alpha * float(W @ (g1 * y1 + g2 * y2)) / sres if sres > 0 else 0.0
-    V_hat = -alpha * float(W @ (g1 * xi1 + g2 * xi2)) / sq + theta * theta_hat / max(q, _TINY)
-    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, float(W @ M), state, max_grad)
+    q_hat = alpha * s_qq
+    m_hat = alpha * s_m
+    theta_hat = alpha * s_th / sres if sres > 0 else 0.0
+    V_hat = -alpha * s_v / sq + theta * theta_hat / max(q, _TINY)
+    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, s_M, state, max_grad)
+
+
+def _channel_xla(params, alpha, q, m, V, theta, rule: SplitRule, warm, use_symmetry, global_search):
+    """:func:`channel` on the split rule as one compiled program (:mod:`.split_xla`); the same nodes,
+    symmetry reductions and checks as :func:`solved_nodes`. Returns the result and whether half the lines ran."""
+    from . import split_xla
+    half = use_symmetry and (m == 0.0 or theta == 0.0)       # pinned branch: see solved_nodes
+    outer = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half, exchange_reflection_holds(params))
+    A = params.A_array
+    scalars = dict(sq=np.sqrt(max(q, _TINY)), sres=np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0)),
+                   m=m, theta=theta, om=params.omega, A11=A[0, 0], A22=A[1, 1], V=V, s2=params.sigma ** 2)
+    sums, _, state = split_xla.map_sums(outer, rule, scalars, warm, global_search or warm is None)
+    return _from_sums(params, alpha, q, theta, sums[:5], sums[5], state), half
 
 
 def channel_derivative_forms(params: ModelParams, alpha: float, q: float, m: float, V: float, theta: float,

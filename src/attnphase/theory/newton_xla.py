@@ -8,7 +8,10 @@ version pays ~100 array operations of Python overhead per iteration, which domin
 the switching-point search (profile in docs/benchmarks.md, "Faster split-rule map"); here an iteration is
 one fused kernel and finished elements are masked instead of compacted.
 
-Float64 is switched on only inside :func:`newton` (``jax.enable_x64`` context), not globally. Batches are
+:func:`solve` is the traceable form used inside the one-program map evaluation (:mod:`.split_xla`); it gathers
+the few slow elements into a smaller buffer after a few iterations (:data:`COMPACT`), so that they do not keep
+the whole masked batch iterating. Float64 is switched on only inside :func:`newton` and :mod:`.split_xla`'s
+call (``jax.enable_x64`` context), not globally. Batches are
 padded to a power of two (at least 256) so that a process compiles a handful of shapes only.
 """
 
@@ -25,7 +28,8 @@ _MIN_BUCKET = 256
 _STEPS = tuple(float(s) for s in _STEP_LIST if s > 0)   # the backtracking list of prox._STEPS, without its 0
 
 
-def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
+def _loop(a1, a2, act, k, kstop, w1, w2, t1, t2, V, s2, gtol):
+    """Newton iterations k, k+1, … < kstop on the active elements (masked); returns ``(k, a1, a2, act)``."""
     iv = 1.0 / V
 
     def step(state):
@@ -50,14 +54,69 @@ def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
 
     def more(state):
         k, _, _, act = state
-        return (k < iters) & jnp.any(act)
+        return (k < kstop) & jnp.any(act)
 
-    _, h1, h2, _ = lax.while_loop(more, step, (jnp.int32(0), h1, h2, active))
+    return lax.while_loop(more, step, (k, a1, a2, act))
+
+
+COMPACT = ((4, 8),)
+"""Schedule of :func:`_compacting`: after iteration 4 the still-active elements are gathered into a buffer of
+1/8 of the batch when they fit (else the loop goes on unchanged over the whole batch)."""
+
+
+def _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels):
+    """Masked Newton that gathers the few slow elements into smaller buffers (``levels``: (iteration, shrink)
+    pairs), so that they do not keep the whole batch iterating. Every element runs the same iterations as
+    without compaction (the counter k is common to all); flat arrays."""
+    w1, w2, t1, t2 = f
+    if not levels:
+        return _loop(a1, a2, act, k, iters, w1, w2, t1, t2, V, s2, gtol)[1:3]
+    (kc, shrink), rest = levels[0], levels[1:]
+    k, a1, a2, act = _loop(a1, a2, act, k, jnp.minimum(kc, iters), w1, w2, t1, t2, V, s2, gtol)
+    n = a1.shape[0]
+    B = max(n // shrink, 16)
+    if B >= n:
+        return _compacting(a1, a2, act, k, iters, f, V, s2, gtol, rest)
+
+    def small(st):
+        a1, a2, act = st
+        cnt = jnp.sum(act)
+        (idx,) = jnp.nonzero(act, size=B, fill_value=0)
+        valid = jnp.arange(B) < cnt
+        b1, b2 = _compacting(a1[idx], a2[idx], valid, k, iters, tuple(v[idx] for v in f), V, s2, gtol, rest)
+        to = jnp.where(valid, idx, n)              # padding entries: dropped
+        return a1.at[to].set(b1, mode="drop"), a2.at[to].set(b2, mode="drop")
+
+    def whole(st):
+        a1, a2, act = st
+        return _loop(a1, a2, act, k, iters, w1, w2, t1, t2, V, s2, gtol)[1:3]
+
+    return lax.cond(jnp.sum(act) <= B, small, whole, (a1, a2, act))
+
+
+def solve(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol, levels=COMPACT):
+    """The Newton solve on arrays of any common shape (traceable; used inside other compiled programs):
+    returns ``(h1, h2, F, |∇F|)`` at the final points."""
+    shape = jnp.shape(h1)
+    fl = lambda a: jnp.broadcast_to(a, shape).ravel()  # noqa: E731
+    f = tuple(fl(v) for v in (w1, w2, t1, t2))
+    a1, a2 = _compacting(fl(h1), fl(h2), fl(active), jnp.int32(0), iters, f, V, s2, gtol, levels)
+    h1, h2 = a1.reshape(shape), a2.reshape(shape)
+    return _final(h1, h2, w1, w2, t1, t2, V, s2)
+
+
+def _final(h1, h2, w1, w2, t1, t2, V, s2):
+    iv = 1.0 / V
     l, (g1, g2), _ = loss_derivs(h1, h2, t1, t2, s2, jnp)
     F = ((h1 - w1) ** 2 + (h2 - w2) ** 2) * (0.5 * iv) + l
     G1 = (h1 - w1) * iv + g1
     G2 = (h2 - w2) * iv + g2
     return h1, h2, F, jnp.sqrt(G1 * G1 + G2 * G2)
+
+
+def _kernel(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol):
+    _, h1, h2, _ = _loop(h1, h2, active, jnp.int32(0), iters, w1, w2, t1, t2, V, s2, gtol)
+    return _final(h1, h2, w1, w2, t1, t2, V, s2)
 
 
 _compiled = jax.jit(_kernel)

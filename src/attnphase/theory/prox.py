@@ -15,12 +15,9 @@ as one compiled loop (:mod:`.newton_xla`, the same algorithm): :func:`newton_ker
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
-
 import numpy as np
 
-from ..errors import ParameterError
+from .kernel_choice import KernelChoice
 
 
 def _sig(z, xp=np):
@@ -132,28 +129,19 @@ NEWTON_KERNELS = ("xla", "numpy")
 XLA_MAX_BATCH = 4096
 """Batches up to this size go to the compiled kernel (its gain is the numpy version's per-operation overhead,
 which dominates small batches); larger ones stay with numpy, which compacts finished elements away."""
-_kernel = [os.environ.get("ATTNPHASE_NEWTON", "xla")]
+_NEWTON = KernelChoice("newton kernel", "ATTNPHASE_NEWTON", NEWTON_KERNELS)
 
 
-@contextmanager
 def newton_kernel(name: str):
-    """Run the Newton solves inside the block with kernel ``name``: ``"xla"`` (default, the compiled loop of
-    :mod:`.newton_xla`) or ``"numpy"`` (the reference implementation below; the same algorithm). The default
-    of a process comes from the environment variable ``ATTNPHASE_NEWTON`` (inherited by worker processes)."""
-    if name not in NEWTON_KERNELS:
-        raise ParameterError("newton kernel", f"one of {', '.join(NEWTON_KERNELS)}", name)
-    saved, _kernel[0] = _kernel[0], name
-    try:
-        yield
-    finally:
-        _kernel[0] = saved
+    """Context manager: run the Newton solves inside the block with kernel ``name``: ``"xla"`` (default, the
+    compiled loop of :mod:`.newton_xla`) or ``"numpy"`` (the reference implementation below; the same
+    algorithm). The default of a process comes from the environment variable ``ATTNPHASE_NEWTON``."""
+    return _NEWTON.use(name)
 
 
 def active_kernel() -> str:
     """The Newton kernel in use (``"xla"`` or ``"numpy"``); an unknown ``ATTNPHASE_NEWTON`` is an error."""
-    if _kernel[0] not in NEWTON_KERNELS:
-        raise ParameterError("ATTNPHASE_NEWTON", f"one of {', '.join(NEWTON_KERNELS)}", _kernel[0])
-    return _kernel[0]
+    return _NEWTON.active()
 
 
 def newton(h1, h2, w1, w2, t1, t2, V, sigma2, iters, gtol):

@@ -1,0 +1,294 @@
+"""One split-rule map evaluation as ONE compiled XLA program (float64): the algorithm of
+:func:`.switching.line_nodes` followed by the channel sums of :func:`.channel.channel` (MODEL.md §6, §7).
+
+The numpy version of the same algorithm makes ~20 sequential calls per evaluation (global prox at the
+detection points, neighbour checks, ``rule.bisect`` + 5 switch-location steps, the Gauss–Legendre nodes),
+each on a few hundred to a few thousand points, so Python and dispatch overhead dominate (profile in
+docs/benchmarks.md, "One compiled map evaluation"). Here every step is the same element-wise computation:
+
+1. global prox at the detection points: the multi-start of :func:`.prox.prox` (ω, −ω, swapped ω, the best
+   point of the 9 × 9 disc grid, the warm start) — or, in the fast map (``full=False``), Newton from the warm
+   start only; selected inside the program (``lax.cond``), so both modes share one compilation;
+2. up to ``REPAIR_PASSES`` neighbour-check passes (a ``while_loop``; one pass in the full search), then the
+   interval flags (continuation mismatch, midpoint disagreement, jump against the neighbours);
+3. the flagged intervals compacted into a fixed-size buffer (``jnp.nonzero(size=K)``; the caller reruns with a
+   larger K when the count exceeds it, so nothing is dropped) and the switching points located with the
+   fixed ``rule.bisect`` bisection steps and three Illinois steps, padded entries masked out of the Newton
+   iterations;
+4. Gauss–Legendre nodes on both sides of each split, each continued from its side's basin, and the four
+   weighted sums of the Stein forms plus E[M].
+
+Element by element this is the numpy algorithm (same starts, step lists, iteration caps, tolerances and
+tie-breaking); only the floating-point evaluation order differs (fused kernels, sums instead of BLAS dots),
+so results agree with the numpy map to the map's own round-off, i.e. the spread between Newton kernels
+(tests/theory/test_split_map.py). Float64 is switched on only around the call (``jax.enable_x64``).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache, partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .newton_xla import COMPACT, solve as _newton_solve
+from .prox import loss
+from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule
+
+_R2 = np.sqrt(2.0)
+PROX_ITERS, PROX_GTOL, PROX_GRID = 40, 1e-11, 9
+"""The defaults of :func:`.prox.prox` (Newton cap, gradient tolerance, disc grid of the extra start)."""
+LINE_ITERS, SWITCH_ITERS = 30, 12
+"""Newton caps of :func:`.switching.line_nodes` (continuations along a line) and of the switch location."""
+_MIN_K = 64
+
+
+@lru_cache(maxsize=8)
+def _disc(grid: int) -> tuple[np.ndarray, np.ndarray]:
+    """The unit-radius version of :func:`.prox.prox`'s grid of extra starts (scaled by R inside)."""
+    o = np.linspace(-1.0, 1.0, grid)
+    ox, oy = np.meshgrid(o, o, indexing="ij")
+    ox, oy = ox.ravel(), oy.ravel()
+    keep = ox ** 2 + oy ** 2 <= 1.0001
+    return ox[keep], oy[keep]
+
+
+def _sig(z):
+    return 0.5 * (1.0 + jnp.tanh(0.5 * z))
+
+
+def _program(xv, yu, yv, wo, warm1, warm2, p, full, has_warm, *, G, gl, bisect, K, zmax):
+    """The map evaluation; ``p``: a dict of traced float64 scalars (sq, sres, m, theta, om, A11, A22, V, s2).
+    Without a warm start (``has_warm`` False) its slot repeats the first start (ω), whose ties go to the first."""
+    sq, sres, m, th, om, V, s2 = (p[k] for k in ("sq", "sres", "m", "theta", "om", "V", "s2"))
+    L = xv.shape[0]
+
+    def fields(zz, a, b, c):
+        """Coordinates and prox inputs at line positions zz on the lines with outer coordinates (a, b, c)."""
+        xi1, xi2, y1, y2 = (a + zz) / _R2, (a - zz) / _R2, (c + b) / _R2, (c - b) / _R2   # switching.to_tokens
+        hs1 = th / sq * xi1 + sres * y1
+        hs2 = th / sq * xi2 + sres * y2
+        t1 = (1.0 - om) * _sig(hs1 * (hs1 - hs2)) + om * p["A11"]
+        t2 = (1.0 - om) * _sig(hs2 * (hs2 - hs1)) + om * p["A22"]
+        return (xi1, xi2, y1, y2), (sq * xi1 + m, sq * xi2 - m, t1, t2)
+
+    def newton(h1, h2, f, iters, gtol, active=None):
+        """Big batches (all lines) compact their slow elements; the small switch buffers do not."""
+        w1, w2, t1, t2 = f
+        act = jnp.ones(h1.shape, bool) if active is None else jnp.broadcast_to(active, h1.shape)
+        return _newton_solve(h1, h2, w1, w2, t1, t2, act, V, s2, iters, gtol, COMPACT if active is None else ())
+
+    def both(ha, hb, f, iters, active=None):
+        """Continue two sets of starts at the same positions (stacked on a new first axis)."""
+        f2 = tuple(jnp.stack([v, v]) for v in f)
+        act = None if active is None else jnp.stack([active, active])
+        n1, n2, F, _ = newton(jnp.stack([ha[0], hb[0]]), jnp.stack([ha[1], hb[1]]), f2, iters, NEWTON_GTOL, act)
+        return (n1[0], n2[0], F[0]), (n1[1], n2[1], F[1])
+
+    col = lambda v: v[:, None]  # noqa: E731
+    z = jnp.linspace(-zmax, zmax, G)
+    zmid = 0.5 * (z[:-1] + z[1:])
+
+    # 1. global prox at the detection points (or the fast map's warm continuation)
+    _, fd = fields(jnp.broadcast_to(z, (L, G)), col(xv), col(yu), col(yv))
+    w1, w2, t1, t2 = fd
+    warm1, warm2 = jnp.where(has_warm, warm1, w1), jnp.where(has_warm, warm2, w2)
+
+    def global_prox(_):
+        R = 2.0 * jnp.sqrt(s2 * V)
+        ux, uy = _disc(PROX_GRID)
+        ox, oy = R * ux, R * uy
+        G1, G2 = w1[..., None] + ox, w2[..., None] + oy
+        Fg = (ox ** 2 + oy ** 2) / (2 * V) + loss(G1, G2, t1[..., None], t2[..., None], s2, jnp)
+        j = jnp.argmin(Fg, axis=-1)[..., None]
+        g1 = jnp.take_along_axis(G1, j, -1)[..., 0]
+        g2 = jnp.take_along_axis(G2, j, -1)[..., 0]
+        H1 = jnp.stack([w1, -w1, w2, g1, warm1])
+        H2 = jnp.stack([w2, -w2, w1, g2, warm2])
+        f5 = tuple(jnp.broadcast_to(v, H1.shape) for v in fd)
+        h1, h2, F, _ = newton(H1, H2, f5, PROX_ITERS, PROX_GTOL)
+        k = jnp.argmin(F, axis=0)[None]
+        pick = lambda a: jnp.take_along_axis(a, k, 0)[0]  # noqa: E731
+        return pick(h1), pick(h2), pick(F)
+
+    def warm_prox(_):
+        h1, h2, F, _ = newton(warm1, warm2, fd, PROX_ITERS, PROX_GTOL)
+        return h1, h2, F
+
+    h1, h2, F = lax.cond(full, global_prox, warm_prox, None)
+
+    # 2. neighbour checks and repairs
+    fl = lambda v: v[:, :-1]  # noqa: E731
+    fr = lambda v: v[:, 1:]  # noqa: E731
+    f_swap = tuple(jnp.stack([fr(v), fl(v)]) for v in fd)
+
+    def check(st):
+        k, h1, h2, F, *_ = st
+        n1, n2, Fn, _ = newton(jnp.stack([fl(h1), fr(h1)]), jnp.stack([fl(h2), fr(h2)]), f_swap, LINE_ITERS,
+                               NEWTON_GTOL)
+        a1, a2, Fa, b1, b2, Fb = n1[0], n2[0], Fn[0], n1[1], n2[1], Fn[1]
+        better = Fa < fr(F) - 1e-15
+        rep = jnp.any(better)
+        h1 = h1.at[:, 1:].set(jnp.where(better, a1, fr(h1)))
+        h2 = h2.at[:, 1:].set(jnp.where(better, a2, fr(h2)))
+        F = F.at[:, 1:].set(jnp.where(better, Fa, fr(F)))
+        better = Fb < fl(F) - 1e-15
+        rep = rep | jnp.any(better)
+        h1 = h1.at[:, :-1].set(jnp.where(better, b1, fl(h1)))
+        h2 = h2.at[:, :-1].set(jnp.where(better, b2, fl(h2)))
+        F = F.at[:, :-1].set(jnp.where(better, Fb, fl(F)))
+        return k + 1, h1, h2, F, a1, a2, b1, b2, rep & ~full
+
+    zero = jnp.zeros((L, G - 1))
+    st = (jnp.int32(0), h1, h2, F, zero, zero, zero, zero, jnp.bool_(True))
+    _, h1, h2, F, a1, a2, b1, b2, _ = lax.while_loop(lambda s: s[-1] & (s[0] < REPAIR_PASSES), check, st)
+    tol = 1e-6
+    flag = (jnp.hypot(a1 - fr(h1), a2 - fr(h2)) > tol) | (jnp.hypot(b1 - fl(h1), b2 - fl(h2)) > tol)
+    _, fm = fields(jnp.broadcast_to(zmid, (L, G - 1)), col(xv), col(yu), col(yv))
+    (c1, c2, _), (d1, d2, _) = both((fl(h1), fl(h2)), (fr(h1), fr(h2)), fm, LINE_ITERS)
+    flag = flag | (jnp.hypot(c1 - d1, c2 - d2) > tol)
+    step = jnp.hypot(fr(h1) - fl(h1), fr(h2) - fl(h2))
+    pad = jnp.pad(step, ((0, 0), (1, 1)), constant_values=jnp.inf)
+    flag = flag | (step > jnp.maximum(JUMP_RATIO * jnp.minimum(pad[:, :-2], pad[:, 2:]), JUMP_FLOOR))
+
+    # 3. switching points in the flagged intervals (compacted to K entries, padding masked)
+    count = jnp.sum(flag)
+    (idx,) = jnp.nonzero(flag.ravel(), size=K, fill_value=0)
+    valid = jnp.arange(K) < count
+    li, ji = idx // (G - 1), idx % (G - 1)
+    lxv, lyu, lyv = xv[li], yu[li], yv[li]
+    at = lambda zz: fields(zz, lxv, lyu, lyv)[1]  # noqa: E731
+    z_s, hL, hR = _locate(at, both, z[ji], z[ji + 1], (h1[li, ji], h2[li, ji]), (h1[li, ji + 1], h2[li, ji + 1]),
+                          valid, bisect)
+    rows = jnp.where(valid, li, L)     # out of range: dropped by the scatters below
+    split = jnp.broadcast_to(zmid, (L, G - 1)).at[rows, ji].set(z_s, mode="drop")
+    s1 = jnp.stack([fl(h1), fr(h1)], axis=-1).at[rows, ji].set(jnp.stack([hL[0], hR[0]], -1), mode="drop")
+    s2_ = jnp.stack([fl(h2), fr(h2)], axis=-1).at[rows, ji].set(jnp.stack([hL[1], hR[1]], -1), mode="drop")
+
+    # 4. Gauss–Legendre on both sides of each split, and the channel sums
+    gx, gw = np.polynomial.legendre.leggauss(gl)
+    a = jnp.stack([jnp.broadcast_to(z[:-1], split.shape), split], axis=-1)
+    b = jnp.stack([split, jnp.broadcast_to(z[1:], split.shape)], axis=-1)
+    c, hw = (0.5 * (a + b))[..., None], (0.5 * (b - a))[..., None]
+    zz = c + hw * gx
+    ww = hw * gw * jnp.exp(-0.5 * zz * zz) / np.sqrt(2.0 * np.pi) * wo[:, None, None, None]
+    e = lambda v: v[:, None, None, None]  # noqa: E731
+    (xi1, xi2, y1, y2), f = fields(zz, e(xv), e(yu), e(yv))
+    n1, n2, Fn, gn = newton(jnp.broadcast_to(s1[..., None], zz.shape), jnp.broadcast_to(s2_[..., None], zz.shape),
+                            f, LINE_ITERS, NEWTON_GTOL)
+    g1, g2 = (n1 - f[0]) / V, (n2 - f[1]) / V
+    sums = jnp.stack([jnp.sum(ww * (g1 * g1 + g2 * g2)), jnp.sum(ww * (g1 - g2)), jnp.sum(ww * (g1 * y1 + g2 * y2)),
+                      jnp.sum(ww * (g1 * xi1 + g2 * xi2)), jnp.sum(ww * Fn), jnp.max(gn)])
+    return sums, count, h1, h2
+
+
+def _locate(at, both, lo, hi, hL, hR, valid, bisect):
+    """:func:`.switching._locate_switches` on a padded buffer: ``bisect`` bisection steps, then three Illinois
+    steps where both basins exist at both ends; entries outside ``valid`` do not iterate."""
+    def cont(zz, a1, a2, b1, b2, active):
+        (n1, n2, F1), (m1, m2, F2) = both((a1, a2), (b1, b2), at(zz), SWITCH_ITERS, active)
+        return n1, n2, F1, m1, m2, F2, jnp.hypot(n1 - m1, n2 - m2) < 1e-7
+
+    def bis(_, st):
+        lo, hi, hL1, hL2, hR1, hR2 = st
+        mid = 0.5 * (lo + hi)
+        nL1, nL2, FL, nR1, nR2, FR, same = cont(mid, hL1, hL2, hR1, hR2, valid)
+        closer = jnp.hypot(nL1 - hL1, nL2 - hL2) < jnp.hypot(nR1 - hR1, nR2 - hR2)
+        left = jnp.where(same, closer, FL < FR)
+        return (jnp.where(left, mid, lo), jnp.where(left, hi, mid), jnp.where(left, nL1, hL1),
+                jnp.where(left, nL2, hL2), jnp.where(left, hR1, nR1), jnp.where(left, hR2, nR2))
+
+    lo, hi, hL1, hL2, hR1, hR2 = lax.fori_loop(0, bisect, bis, (lo, hi, *hL, *hR))
+    # both ends in one call (stacked), as two separate continuations element by element
+    dup = lambda v: jnp.stack([v, v])  # noqa: E731
+    _, _, FLe, _, _, FRe, se = cont(jnp.stack([lo, hi]), dup(hL1), dup(hL2), dup(hR1), dup(hR2), dup(valid))
+    n = lo.shape[0]
+    Dlo, Dhi = FLe[0] - FRe[0], FLe[1] - FRe[1]
+    ok = valid & ~se[0] & ~se[1] & (Dlo < 0) & (Dhi > 0)
+
+    def illinois(_, st):
+        a, b, Da, Db, kept_a, kept_b = st
+        c = jnp.where(ok, (a * Db - b * Da) / (Db - Da), a)
+        _, _, F1, _, _, F2, _ = cont(c, hL1, hL2, hR1, hR2, ok)
+        Dc = F1 - F2
+        neg = Dc < 0
+        Db = jnp.where(neg & kept_b, 0.5 * Db, Db)
+        Da = jnp.where(~neg & kept_a, 0.5 * Da, Da)
+        a, Da = jnp.where(neg, c, a), jnp.where(neg, Dc, Da)
+        b, Db = jnp.where(neg, b, c), jnp.where(neg, Db, Dc)
+        return a, b, Da, Db, ~neg, neg
+
+    no = jnp.zeros(n, bool)
+    a, b, Da, Db, _, _ = lax.fori_loop(0, 3, illinois, (lo, hi, Dlo, Dhi, no, no))
+    z_s = jnp.where(ok, (a * Db - b * Da) / jnp.where(ok, Db - Da, 1.0), 0.5 * (lo + hi))
+    return z_s, (hL1, hL2), (hR1, hR2)
+
+
+CACHE_ENV = "ATTNPHASE_XLA_CACHE"
+"""Directory of JAX's persistent compilation cache used by this module (default ``~/.cache/attnphase/xla``;
+``off`` disables it). Compiling the program costs ~10–20 s of CPU per shape; with the cache a new process
+(a diagram worker, a test run) loads it in well under a second."""
+
+
+@lru_cache(maxsize=1)
+def _persistent_cache() -> str | None:
+    """Point JAX's persistent compilation cache at :data:`CACHE_ENV`'s directory, once per process, unless the
+    user configured one (then theirs is used). This is the only global JAX setting of the package; it changes
+    no result (the cache key is the compiled program), only where compiled code is kept."""
+    if jax.config.jax_compilation_cache_dir:
+        return jax.config.jax_compilation_cache_dir
+    path = os.environ.get(CACHE_ENV, os.path.join(os.path.expanduser("~"), ".cache", "attnphase", "xla"))
+    if path.lower() == "off":
+        return None
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None     # e.g. a read-only home: compile in every process
+    jax.config.update("jax_compilation_cache_dir", path)
+    return path
+
+
+@lru_cache(maxsize=32)
+def _compiled(G: int, gl: int, bisect: int, K: int, zmax: float):
+    _persistent_cache()
+    return jax.jit(partial(_program, G=G, gl=gl, bisect=bisect, K=K, zmax=zmax))
+
+
+_K: dict = {}
+"""Buffer size of the flagged intervals per (rule, lines): starts at a tenth of the intervals (measured: at most
+123 of 1536 flagged on 128 lines, 228 of 3072 on 256, nodes = 4) and grows to 1.25 × the count when a call
+overflows (each size is one more compilation, so the steps are coarse: multiples of 64)."""
+
+
+def _bucket(n: int) -> int:
+    return max(_MIN_K, -(-n // _MIN_K) * _MIN_K)
+
+
+def map_sums(outer, rule: SplitRule, scalars: dict, warm, full: bool):
+    """Run the compiled evaluation on the outer lines ``outer = (xv, yu, yv, wo)`` of ``rule``.
+
+    ``scalars``: sq, sres, m, theta, om, A11, A22, V, s2 (floats). ``warm``: ``(h1, h2)`` at the detection
+    points, shape (lines, detect), or None (then the full search runs). Returns ``(sums, switches, (h1, h2))``
+    with ``sums`` = (Σw(g1²+g2²), Σw(g1−g2), Σw(g1y1+g2y2), Σw(g1ξ1+g2ξ2), Σw M, max |∇F|) as floats."""
+    xv, yu, yv, wo = outer
+    L, G = xv.size, rule.detect
+    has_warm = warm is not None and np.shape(warm[0]) == (L, G)
+    if not has_warm:
+        warm, full = (np.zeros((L, G)), np.zeros((L, G))), True
+    key = (rule, L)
+    K = _K.get(key, _bucket(L * (G - 1) // 10))
+    with jax.enable_x64(True):
+        args = [np.asarray(v, np.float64) for v in (xv, yu, yv, wo, warm[0], warm[1])]
+        p = {k: np.float64(v) for k, v in scalars.items()}
+        while True:
+            fn = _compiled(G, rule.gl, rule.bisect, min(K, L * (G - 1)), float(rule.zmax))
+            sums, count, h1, h2 = fn(*args, p, np.bool_(full), np.bool_(has_warm))
+            count = int(count)
+            if count <= K or K >= L * (G - 1):
+                break
+            K = _K[key] = _bucket(count + count // 4)
+        _K[key] = K
+        return [float(s) for s in np.asarray(sums)], count, (np.asarray(h1).copy(), np.asarray(h2).copy())
