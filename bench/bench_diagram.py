@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import resource
 import sys
 import time
@@ -30,6 +29,7 @@ if "--compare" in sys.argv:   # one thread, as in the diagram's workers; before 
 
 import numpy as np  # noqa: E402
 
+from _docblock import write_block  # noqa: E402
 from attnphase.model import ModelParams  # noqa: E402
 from attnphase.phase import phase_diagram  # noqa: E402
 from attnphase.phase.diagram import DEFAULT_ALPHAS, DEFAULT_OMEGAS  # noqa: E402
@@ -102,13 +102,8 @@ at the end.
 
 
 def _write_block(marker: str, table: str) -> None:
-    """Replace the generated block between the ``marker`` begin/end comments of docs/benchmarks.md with
-    ``table`` (appended at the end when the block is not there yet), and print it."""
-    path = DOCS / "benchmarks.md"
-    doc = path.read_text()
-    pat = re.compile(rf"<!-- {marker}:begin.*?<!-- {marker}:end -->", re.S)
-    doc = pat.sub(lambda m: table, doc) if pat.search(doc) else doc.rstrip() + "\n\n" + table + "\n"
-    path.write_text(doc)
+    """Replace the ``marker`` block of docs/benchmarks.md with ``table``, and print it."""
+    write_block(DOCS / "benchmarks.md", marker, table)
     print(table)
 
 
