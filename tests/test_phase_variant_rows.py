@@ -167,3 +167,28 @@ def test_lambda_0p001_omega_0p5_alpha_c_is_found_real_theory():
     assert r.alpha_c_against == "uninformative" and r.alpha_c_kind == "continuous"
     assert r.branches["semantic"].end is not None and abs(r.branches["semantic"].end.alpha - r.alpha_c) < 0.01
     assert r.alpha_l is None and r.alpha_l_bound == "> 2"   # ε_g^sem > ε_lin = 0.001006 up to α_max (also at 6)
+
+
+def test_a_semantic_branch_above_its_competitor_up_to_the_instability_switches_there_not_at_its_fold():
+    """σ = 1, ω = 0.2: the semantic branch begins at a fold (0.5505) with e_t above the uninformative point, which
+    stays stable up to its growth factor's crossing (0.59) and is the global minimum until there; α_c is that
+    crossing, not the fold (the fold was returned when no e_t crossing lay in the bracket)."""
+    fps = _fps([(0.5, "uninformative", 2.0e-3, 0.1, 0.2, 0, 0, 40, True, 0.9, ""),
+                (0.6, "uninformative", 3.0e-3, 0.1, 0.2, 0, 0, 40, False, 1.1, ""),
+                (0.6, "semantic", 3.1e-3, 0.05, 0.2, 0, 0.5, 20, True, -1.0, "")])
+    pts = [(a, 0.5, 0.002 + 0.01 * (a - 0.5) + 1e-4) for a in (0.551, 0.56, 0.58, 0.6)]
+    sw = global_switch(global_minimum(fps), fps, _sem(pts, BranchEnd(0.5505, PointState.ENDED, 0.551, 0.55)),
+                       locate=lambda kind, a0, a1: 0.59)
+    assert sw.kind == "competitor loses stability" and sw.alpha_c == pytest.approx(0.59, abs=1e-12)
+
+
+def test_alpha_l_found_for_an_earlier_alpha_c_is_dropped_when_alpha_c_moves_below_it():
+    """σ = 1, ω = 0.15: α_l = 0.639 had been set at the pinned e_t crossing (the semantic ε_g already below ε_lin
+    there); the survey moved α_c to 0.544 and the global ε_g is below ε_lin from the first α above it, so α_l is
+    α_c. A genuine crossing (global ε_g above ε_lin between α_c and α_l) is kept."""
+    from attnphase.phase.transition import _alpha_l_global
+    gm = pd.DataFrame(dict(alpha=[0.5, 0.6, 0.7], global_kind=["uninformative", "semantic", "semantic"],
+                           e_t_global=[2e-3, 2.9e-3, 3.3e-3], eps_g_global=[0.089, 0.029, 0.017]))
+    assert _alpha_l_global(gm, 0.5441, 0.6389, 0.0537) == 0.5441
+    gm2 = gm.assign(eps_g_global=[0.089, 0.06, 0.04])
+    assert _alpha_l_global(gm2, 0.5441, 0.6389, 0.0537) == 0.6389

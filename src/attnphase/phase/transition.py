@@ -691,7 +691,9 @@ def _factor_bracket(fps, kind: str, a0: float, a1: float):
 def _crossing_above_fold(branch, end, fps, comp: str, a0: float, a1: float) -> float:
     """The e_t crossing of the semantic branch (its valid points from the fold ``end`` up to ``a1``) and the
     competitor (e_t interpolated linearly between its table rows at ``a0``, ``a1``); the fold itself when the
-    semantic point is already the lower one there (or no crossing is bracketed)."""
+    semantic point is already the lower one there; ``a1`` when the semantic point stays above up to ``a1`` (no
+    crossing in the bracket: the caller's competitor instability then decides — σ = 1, ω = 0.2 gave the fold
+    0.574 although e_t^sem > e_t^uninformative up to 0.6, where the uninformative point turns unstable)."""
     c = fps[(fps["kind"] == comp) & fps["alpha"].isin([a0, a1])].sort_values("alpha")
     pts = [p for p in branch.valid() if end.alpha - 1e-9 <= p.alpha <= a1 + 1e-9]
     if len(c) < 2 or not pts:
@@ -700,7 +702,9 @@ def _crossing_above_fold(branch, end, fps, comp: str, a0: float, a1: float) -> f
     al = np.array([p.alpha for p in pts])
     d = np.array([p.e_t for p in pts]) - np.interp(al, ca, ce)
     r = table_root(al, d, "down") if len(al) >= 2 else None
-    return float(end.alpha) if d[0] < 0 or r is None else float(r)
+    if d[0] < 0:
+        return float(end.alpha)
+    return float(a1) if r is None else float(r)
 
 
 def growth_crossing(params: ModelParams, kind: str, a0: float, a1: float, fps, *, nodes: int | None,
@@ -765,11 +769,15 @@ def _theta_zero(branch, end) -> float | None:
 
 
 def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float) -> float | None:
-    """α_l (≥ α_c) on the global minimum's ε_g: the given (refined) value if it is not below α_c, else the
-    table crossing above α_c (α_c itself when the global ε_g is already below ε_lin there)."""
-    if alpha_l is not None and alpha_l >= alpha_c:
-        return alpha_l
+    """α_l (≥ α_c) on the global minimum's ε_g: the given (refined) value if it is not below α_c and the global
+    ε_g stays above ε_lin on the table between α_c and it, else the table crossing above α_c (α_c itself when
+    the global ε_g is already below ε_lin there). The given value is stale when α_c moved below the α where it
+    was found: σ = 1, ω = 0.15 kept α_l = 0.639 (= the pinned branches' e_t crossing, where the semantic ε_g was
+    already below ε_lin) after α_c moved to the fold 0.544, although ε_g^sem(0.6) = 0.029 < ε_lin = 0.054."""
     above = gm[(gm["alpha"] > alpha_c) & gm["eps_g_global"].notna()]
+    if alpha_l is not None and alpha_l >= alpha_c:
+        if not (above.loc[above["alpha"] < alpha_l, "eps_g_global"] < eps_lin).any():
+            return alpha_l
     if above.empty:
         return None
     if float(above["eps_g_global"].iloc[0]) < eps_lin:
