@@ -192,3 +192,23 @@ def test_alpha_l_found_for_an_earlier_alpha_c_is_dropped_when_alpha_c_moves_belo
     assert _alpha_l_global(gm, 0.5441, 0.6389, 0.0537) == 0.5441
     gm2 = gm.assign(eps_g_global=[0.089, 0.06, 0.04])
     assert _alpha_l_global(gm2, 0.5441, 0.6389, 0.0537) == 0.6389
+
+
+def test_alpha_l_between_a_continuous_birth_and_the_next_table_row_is_read_on_the_semantic_points():
+    """λ = 0.001, ω = 0.02: the semantic branch is born at α_c = 0.443 with the uninformative point's ε_g
+    (above ε_lin) and is already below ε_lin at the next table row (0.5): α_l lies between, on the branch's
+    own points — neither α_c nor a value above 0.5."""
+    from attnphase.phase.transition import _alpha_l_global
+    el = 0.00386
+    gm = pd.DataFrame(dict(alpha=[0.4, 0.5, 0.6], global_kind=["uninformative", "semantic", "semantic"],
+                           e_t_global=[2.2e-4, 2.8e-4, 3.3e-4], eps_g_global=[0.0052, 0.00369, 0.00222]))
+    eps = {0.4435: 0.0053, 0.45: 0.0049, 0.47: 0.0042, 0.49: 0.0037, 0.5: 0.00369}
+    pts = [BranchPoint(SimpleNamespace(alpha=a, eps_g=e, theta=0.05, q=0.1, branch="semantic"), PointState.OK)
+           for a, e in eps.items()]
+    sem = Branch("semantic", ModelParams(lam=0.001, omega=0.02), pts)
+    r = _alpha_l_global(gm, 0.443, 0.5098, el, sem)
+    assert 0.47 < r < 0.49      # the bracket of the sign change (the caller refines it by Brent)
+    below = Branch("semantic", sem.params, [BranchPoint(SimpleNamespace(alpha=a, eps_g=0.003, theta=0.3, q=0.1,
+                                                                        branch="semantic"), PointState.OK)
+                                            for a in eps])
+    assert _alpha_l_global(gm, 0.443, None, el, below) == 0.443

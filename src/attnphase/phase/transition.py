@@ -466,7 +466,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                              f"{sw.against} → semantic" + ("" if alpha_c is None else
                                                            f"; the e_t crossing at {alpha_c:.4g} is not it"))
                 alpha_c = sw.alpha_c
-                a_l_table = _alpha_l_global(gm, alpha_c, alpha_l, el)
+                a_l_table = _alpha_l_global(gm, alpha_c, alpha_l, el, branches["semantic"])
                 if a_l_table is not None and a_l_table != alpha_l and a_l_table > alpha_c and refine:
                     a_l_table = _refine_l(params, branches, a_l_table, alpha_c, hi, (nodes, curve_nodes), xtol,
                                           refined, solver, el, notes)
@@ -483,7 +483,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver))
             gm = global_minimum(fps)
             sem, pos, g, _, _ = _tables(branches, el)
-            alpha_l = _alpha_l_global(gm, alpha_c, None, el)
+            alpha_l = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"])
             if alpha_l is not None and refine:
                 alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
                                     solver, el, notes)
@@ -768,20 +768,35 @@ def _theta_zero(branch, end) -> float | None:
     return float(a0) if lo <= a0 <= end.alpha_valid else None
 
 
-def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float) -> float | None:
+def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float, semantic=None) -> float | None:
     """α_l (≥ α_c) on the global minimum's ε_g: the given (refined) value if it is not below α_c and the global
     ε_g stays above ε_lin on the table between α_c and it, else the table crossing above α_c (α_c itself when
     the global ε_g is already below ε_lin there). The given value is stale when α_c moved below the α where it
     was found: σ = 1, ω = 0.15 kept α_l = 0.639 (= the pinned branches' e_t crossing, where the semantic ε_g was
-    already below ε_lin) after α_c moved to the fold 0.544, although ε_g^sem(0.6) = 0.029 < ε_lin = 0.054."""
+    already below ε_lin) after α_c moved to the fold 0.544, although ε_g^sem(0.6) = 0.029 < ε_lin = 0.054.
+    ``semantic`` (the followed semantic Branch): where the global ε_g is below ε_lin from the first table row
+    above α_c, the crossing is read on its valid points between α_c and that row (α_c if the lowest of them is
+    already below ε_lin); without it, α_c."""
     above = gm[(gm["alpha"] > alpha_c) & gm["eps_g_global"].notna()]
     if alpha_l is not None and alpha_l >= alpha_c:
         if not (above.loc[above["alpha"] < alpha_l, "eps_g_global"] < eps_lin).any():
             return alpha_l
     if above.empty:
         return None
-    if float(above["eps_g_global"].iloc[0]) < eps_lin:
-        return float(alpha_c)
+    first = above.iloc[0]
+    if float(first["eps_g_global"]) < eps_lin:
+        if semantic is None or first["global_kind"] != "semantic":
+            return float(alpha_c)
+        # the crossing lies in [α_c, first row]: on the semantic branch's own (adaptive) points there — α_c
+        # itself only if the semantic ε_g is already below ε_lin at α_c (a continuous birth starts at the
+        # competitor's ε_g: λ = 0.001, ω = 0.02 had ε_g^sem(0.5) = 0.00369 < ε_lin = 0.00386 < ε_g(α_c))
+        pts = sorted((float(p.alpha), float(p.eps_g)) for p in semantic.valid()
+                     if alpha_c - 1e-9 <= p.alpha <= float(first["alpha"]) + 1e-9 and math.isfinite(float(p.eps_g)))
+        if not pts or pts[0][1] < eps_lin:
+            return float(alpha_c)
+        a, e = np.array(pts).T
+        r = table_root(a, eps_lin - e, "up")
+        return float(r) if r is not None else 0.5 * (float(alpha_c) + float(first["alpha"]))
     return table_root(above["alpha"], eps_lin - above["eps_g_global"], "up")
 
 
