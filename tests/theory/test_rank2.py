@@ -132,27 +132,28 @@ def test_reflecting_a_signal_free_direction_leaves_the_even_states_invariant():
     direction 1) the UNPINNED channel on points paired with ξ₂ → −ξ₂ returns q̂₀₁ = V̂₀₁ = θ̂₂ = 0 to
     round-off (the reflection Q e₂ → −Q e₂ is a gauge symmetry, MODEL.md §8), on unpaired points only up to
     QMC noise — the noise the ansatz removes; even_hats keeps the even part unchanged."""
-    from attnphase.theory.engine import even_hats, signal_rank
-    xi, y = _points(2, 2, 256)
-    x = _rank2(((0.034, 0.0), (0.0, 0.083)), th=(0.127, 0.0), V=((18.6, 0.0), (0.0, 37.2)))   # semantic, α = 2
-    flip = xi.at[..., 1].multiply(-1.0)
-    paired = _hats(x, jnp.concatenate([xi, flip]), jnp.concatenate([y, y]), p=ModelParams(r=2, omega=0.3)).hats
-    def odd(h):                         # odd entries relative to their block's scale
-        return max(abs(float(h.q_hat[0, 1])) / float(jnp.abs(h.q_hat).max()),
-                   abs(float(h.V_hat[0, 1])) / float(jnp.abs(h.V_hat).max()),
-                   abs(float(h.theta_hat[1, 0])) / float(jnp.abs(h.theta_hat).max()))
-    assert odd(paired) < 1e-10
-    plain = _hats(x, xi, y, p=ModelParams(r=2, omega=0.3)).hats
-    assert odd(plain) > 1e-5
-    with jax.enable_x64(True):
+    with jax.enable_x64(True):        # the whole check in float64 (its tolerances are float64 round-off)
+        from attnphase.theory.engine import even_hats, signal_rank
+        xi, y = _points(2, 2, 256)
+        x = _rank2(((0.034, 0.0), (0.0, 0.083)), th=(0.127, 0.0), V=((18.6, 0.0), (0.0, 37.2)))   # semantic, α = 2
+        flip = xi.at[..., 1].multiply(-1.0)
+        paired = _hats(x, jnp.concatenate([xi, flip]), jnp.concatenate([y, y]),
+                       p=ModelParams(r=2, omega=0.3)).hats
+        def odd(h):                         # odd entries relative to their block's scale
+            return max(abs(float(h.q_hat[0, 1])) / float(jnp.abs(h.q_hat).max()),
+                       abs(float(h.V_hat[0, 1])) / float(jnp.abs(h.V_hat).max()),
+                       abs(float(h.theta_hat[1, 0])) / float(jnp.abs(h.theta_hat).max()))
+        assert odd(paired) < 1e-10
+        plain = _hats(x, xi, y, p=ModelParams(r=2, omega=0.3)).hats
+        assert odd(plain) > 1e-5
         proj = even_hats(plain, signal_rank("semantic", 2, 1, 1))
-    assert odd(proj) == 0.0
-    for name in ("q_hat", "V_hat"):
-        np.testing.assert_array_equal(np.diag(np.asarray(getattr(proj, name))),
-                                      np.diag(np.asarray(getattr(plain, name))))
-    assert float(proj.theta_hat[0, 0]) == float(plain.theta_hat[0, 0])
-    assert signal_rank("positional", 2, 1, 1) == 1 and signal_rank("uninformative", 2, 1, 1) == 0
-    assert signal_rank("free", 2, 1, 1) is None
+        assert odd(proj) == 0.0
+        for name in ("q_hat", "V_hat"):
+            np.testing.assert_array_equal(np.diag(np.asarray(getattr(proj, name))),
+                                          np.diag(np.asarray(getattr(plain, name))))
+        assert float(proj.theta_hat[0, 0]) == float(plain.theta_hat[0, 0])
+        assert signal_rank("positional", 2, 1, 1) == 1 and signal_rank("uninformative", 2, 1, 1) == 0
+        assert signal_rank("free", 2, 1, 1) is None
 
 
 # ---------------------------------------------------------------------------------------- fixed points (slow)
