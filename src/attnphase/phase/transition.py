@@ -609,9 +609,10 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
     finds its growth factor's crossing of +1; without it the crossing is interpolated on the table. When the
     semantic branch begins inside the bracket: at its end if it merges with the uninformative point there
     (``continuous``: θ → 0, or the competitor turns unstable within :data:`CONTINUOUS_TOL` of it while θ is
-    small there, :data:`BIRTH_OVERLAP`); where the competitor turns unstable if that comes first (the followed semantic branch begins later, at a fold:
-    ``competitor loses stability``); else at the e_t crossing above the fold (``semantic branch appears``:
-    α_c = the fold only if the semantic point is already the lower one there)."""
+    small there, :data:`BIRTH_OVERLAP`); where the competitor turns unstable if that comes first (the
+    followed semantic branch begins later, at a fold: ``competitor loses stability``); else at the e_t
+    crossing above the fold (``semantic branch appears``: α_c = the fold only if the semantic point is already
+    the lower one there; the competitor's instability instead when the semantic e_t stays above up to it)."""
     known = gm[gm["global_kind"] != "none"].sort_values("alpha").reset_index(drop=True)
     if known.empty or known["global_kind"].iloc[-1] != "semantic":
         return None
