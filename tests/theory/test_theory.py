@@ -314,3 +314,28 @@ def test_growth_factor_does_not_depend_on_the_difference_step():
     g_large = SV._stability(F, x, "semantic", eps=3.0 * SV.STABILITY_EPS)
     assert abs(g_default - g_large) < 0.02
     assert g_default < 0.0  # the semantic branch is far inside its stable range there
+
+
+def test_growth_factor_shrinks_its_step_where_the_perturbed_map_is_inadmissible():
+    """σ = 0.3, ω = 0.02: the map of the perturbed state raised (D ≤ 0 in the prior) out of a whole transition.
+    The step is divided by 10 until the map accepts it (the factor of a linear map is then exact); where no step
+    is accepted the factor is NaN, never a number."""
+    from attnphase.theory import solver as SV
+
+    class Fake:
+        pins = (True, False, False, True)
+
+        def __init__(self, limit):
+            self.limit = limit
+
+        def __call__(self, x):
+            if abs(x[1]) > self.limit:
+                raise FloatingPointError("prior: D = lam + sigma^2 V_hat = -1 <= 0")
+            return 0.7 * x, None, None
+    x = np.array([0.04, 0.0, 10.0, 0.1])
+    d = SV.STABILITY_EPS * math.sqrt(x[0])
+    assert SV._stability(Fake(0.5 * d), x, "semantic") == pytest.approx(0.7, rel=1e-12)
+    assert math.isnan(SV._stability(Fake(1e-3 * d), x, "semantic"))
+    F = Fake(0.5 * d)
+    SV._stability(F, x, "semantic")
+    assert F.pins == (True, False, False, True)
