@@ -212,3 +212,21 @@ def test_alpha_l_between_a_continuous_birth_and_the_next_table_row_is_read_on_th
                                                                         branch="semantic"), PointState.OK)
                                             for a in eps])
     assert _alpha_l_global(gm, 0.443, None, el, below) == 0.443
+
+
+def test_an_e_t_crossing_before_the_competitor_turns_unstable_is_alpha_c():
+    """σ = 1, ω = 0.45 (stored fixed points): at α = 1.0 the uninformative point is stable and lower, at 1.1 the
+    semantic one is lower and the uninformative point just unstable (factor 1.0002): α_c is the e_t crossing
+    (1.047 refined, 1.0404 on the table), not the instability (1.098) — stable but higher from 1.047 on."""
+    fps = _fps([(1.0, "semantic", 0.004632, 0.018, 0.2, 0, 0.57, 20, True, -1.04, ""),
+                (1.0, "uninformative", 0.004454, 0.063, 0.2, 0, 0, 40, True, 0.9918, ""),
+                (1.1, "semantic", 0.005285, 0.015, 0.2, 0, 0.59, 20, True, -1.15, ""),
+                (1.1, "uninformative", 0.005548, 0.065, 0.2, 0, 0, 40, False, 1.0002, "")])
+    gm = global_minimum(fps)
+    sem = _sem([(1.0, 0.57, 0.004632), (1.1, 0.59, 0.005285)], None)
+    sw = global_switch(gm, fps, sem, 1.047, locate=lambda kind, a0, a1: 1.0982)
+    assert sw.kind == "crossing" and sw.alpha_c == 1.047
+    sw = global_switch(gm, fps, sem, None, locate=lambda kind, a0, a1: 1.0982)
+    assert sw.alpha_c == pytest.approx(1.0 + 0.1 * 0.000178 / (0.000178 + 0.000263), abs=1e-12)
+    sw = global_switch(gm, fps, sem, None, locate=lambda kind, a0, a1: 1.02)   # unstable before the crossing
+    assert sw.kind == "competitor loses stability" and sw.alpha_c == 1.02

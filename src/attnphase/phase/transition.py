@@ -646,8 +646,29 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
         if a_u < a_x:
             return Switch(a_u, comp, "competitor loses stability", (a0, a1))
         return Switch(a_x, comp, "semantic branch appears", (a0, a1))
-    # the competitor stops being stable between a0 and a1: where its growth factor crosses +1
-    return Switch(_competitor_crossing(fps, comp, a0, a1, locate), comp, "competitor loses stability", (a0, a1))
+    # the competitor stops being stable between a0 and a1: where its growth factor crosses +1 — unless the
+    # semantic e_t falls below the competitor's (the saddle's e_t at a1 still counts) before that (σ = 1,
+    # ω = 0.45: e_t crossing 1.047, the uninformative point stable up to 1.098)
+    a_u = _competitor_crossing(fps, comp, a0, a1, locate)
+    a_x = _et_crossing(fps, comp, a0, a1, alpha_c_crossing)
+    if a_x is not None and a_x < a_u:
+        return Switch(a_x, comp, "crossing", (a0, a1))
+    return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+
+
+def _et_crossing(fps, comp: str, a0: float, a1: float, alpha_c_crossing: float | None) -> float | None:
+    """Where the semantic e_t falls below the competitor's in ``[a0, a1]`` (stable or not at ``a1``): the
+    refined pinned crossing if it lies there, else the linear interpolation of the table; None if the semantic
+    e_t is not above at ``a0`` and below at ``a1``."""
+    rows = {(a, k): fps[(fps["alpha"] == a) & (fps["kind"] == k)] for a in (a0, a1) for k in ("semantic", comp)}
+    if any(r.empty for r in rows.values()):
+        return None
+    d0, d1 = (float(rows[(a, "semantic")]["e_t"].iloc[0]) - float(rows[(a, comp)]["e_t"].iloc[0]) for a in (a0, a1))
+    if not (d0 > 0.0 > d1):
+        return None
+    if alpha_c_crossing is not None and a0 <= alpha_c_crossing <= a1 and comp in ("positional", "uninformative"):
+        return float(alpha_c_crossing)
+    return float(a0 - d0 * (a1 - a0) / (d1 - d0))
 
 
 BIRTH_OVERLAP = 0.25
