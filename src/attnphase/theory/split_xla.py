@@ -36,7 +36,7 @@ from jax import lax
 
 from .newton_xla import COMPACT, solve as _newton_solve
 from .prox import loss
-from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule
+from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule, illinois_update
 
 _R2 = np.sqrt(2.0)
 PROX_ITERS, PROX_GTOL, PROX_GRID = 40, 1e-11, 9
@@ -213,13 +213,7 @@ def _locate(at, both, lo, hi, hL, hR, valid, bisect):
         a, b, Da, Db, kept_a, kept_b = st
         c = jnp.where(ok, (a * Db - b * Da) / (Db - Da), a)
         _, _, F1, _, _, F2, _ = cont(c, hL1, hL2, hR1, hR2, ok)
-        Dc = F1 - F2
-        neg = Dc < 0
-        Db = jnp.where(neg & kept_b, 0.5 * Db, Db)
-        Da = jnp.where(~neg & kept_a, 0.5 * Da, Da)
-        a, Da = jnp.where(neg, c, a), jnp.where(neg, Dc, Da)
-        b, Db = jnp.where(neg, b, c), jnp.where(neg, Db, Dc)
-        return a, b, Da, Db, ~neg, neg
+        return illinois_update(a, b, Da, Db, kept_a, kept_b, c, F1 - F2, jnp)
 
     no = jnp.zeros(n, bool)
     a, b, Da, Db, _, _ = lax.fori_loop(0, 3, illinois, (lo, hi, Dlo, Dhi, no, no))

@@ -238,6 +238,19 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
                      int(li.size), L, (h1, h2))
 
 
+def illinois_update(a, b, Da, Db, kept_a, kept_b, c, Dc, xp=np):
+    """One Illinois (modified regula falsi) update of the brackets ``[a, b]`` with ``D(a) < 0 < D(b)`` after
+    evaluating ``Dc = D(c)``: ``c`` replaces the end of its sign, and the value of an end kept twice in a row is
+    halved. ``xp``: the array module (numpy here, ``jax.numpy`` in :mod:`.split_xla`). Returns
+    ``(a, b, Da, Db, kept_a, kept_b)``."""
+    neg = Dc < 0
+    Db = xp.where(neg & kept_b, 0.5 * Db, Db)
+    Da = xp.where(~neg & kept_a, 0.5 * Da, Da)
+    a, Da = xp.where(neg, c, a), xp.where(neg, Dc, Da)
+    b, Db = xp.where(neg, b, c), xp.where(neg, Db, Dc)
+    return a, b, Da, Db, ~neg, neg
+
+
 def _locate_switches(fields_at, continue_both, lo, hi, hL, hR, rule: SplitRule):
     """Switching points in the intervals ``[lo, hi]`` whose ends lie in different basins (MODEL.md §7).
 
@@ -276,13 +289,6 @@ def _locate_switches(fields_at, continue_both, lo, hi, hL, hR, rule: SplitRule):
         for _ in range(3):
             c = (a * Db - b * Da) / (Db - Da)
             _, _, F1, _, _, F2, _ = both(c, gL1, gL2, gR1, gR2, i)
-            Dc = F1 - F2
-            neg = Dc < 0
-            # Illinois: halve the value of an end that is kept twice in a row
-            Db = np.where(neg & kept_b, 0.5 * Db, Db)
-            Da = np.where(~neg & kept_a, 0.5 * Da, Da)
-            a, Da = np.where(neg, c, a), np.where(neg, Dc, Da)
-            b, Db = np.where(neg, b, c), np.where(neg, Db, Dc)
-            kept_b, kept_a = neg, ~neg
+            a, b, Da, Db, kept_a, kept_b = illinois_update(a, b, Da, Db, kept_a, kept_b, c, F1 - F2)
         z_s[i] = (a * Db - b * Da) / (Db - Da)
     return z_s, (hL1, hL2), (hR1, hR2)
