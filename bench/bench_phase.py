@@ -60,7 +60,7 @@ def _row(sigma, lam, w, alphas=None) -> str:
     paper = PAPER.get(w) if (sigma, lam) == (0.5, 0.01) else None
     glob = ", ".join(f"{g['kind']} [{g['alpha_from']:g}, {g['alpha_to']:g}]" for g in d["global_kinds"])
     reason = "; ".join(x for x in (d["alpha_c_reason"], d["alpha_l_reason"]) if x)
-    if glob and "global minimum" not in reason:
+    if glob and "global minimum (lowest" not in reason:   # (the list is already in a reason of _global_reason)
         reason = f"{reason}; global minimum: {glob}" if reason else f"global minimum: {glob}"
     against = r.alpha_c_against + (f" ({r.alpha_c_kind})" if r.alpha_c_kind and r.alpha_c_kind != "crossing" else "")
     return (f"| {w:g} | {sigma:g} | {lam:g} | {_val(r.alpha_c, r.alpha_c_bound)} | "
