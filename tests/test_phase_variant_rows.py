@@ -271,3 +271,16 @@ def test_alpha_l_is_only_bracketed_where_the_global_minimum_is_unknown_below_it(
     assert unknown_gap(gm, 0.45, 0.48) is None and unknown_gap(gm, 0.45, None) is None
     gm.loc[gm["alpha"] == 0.5, "global_kind"] = "none"
     assert unknown_gap(gm, 0.45, 0.45).alphas == (0.5,)
+
+
+@pytest.mark.slow
+def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
+    """σ = 1, ω = 0.02 on the grid [0.4, 0.5, 0.6]: the uninformative point turns unstable against θ at
+    α_c ≈ 0.499 (nodes = 4 factor), the semantic branch followed down ends near 0.53 (no converged fixed
+    point at α = 0.5: the θ direction is flat within the rule's error, docs/phase_boundaries.md), so α_l is
+    reported as the bracket [α_c, first valid semantic point], with α = 0.5 named as unknown."""
+    r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6], mixed_alphas=[], extend=False)
+    assert r.alpha_c is not None and 0.49 < r.alpha_c < 0.51 and r.alpha_c_kind == "competitor loses stability"
+    assert r.alpha_l is None and "α = 0.5 " in r.alpha_l_reason
+    lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
+    assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi < 0.6
