@@ -387,28 +387,3 @@ def test_a_point_whose_growth_factor_is_unknown_is_not_valid():
     assert [p.state for p in br][:2] == [PointState.OK] * 2
     assert all(p.state is PointState.UNKNOWN for p in br.points[2:])
     assert br.end is not None and br.end.kind is PointState.UNKNOWN and 0.8 <= br.end.alpha <= 0.9
-
-
-def test_capped_probes_toward_a_branch_beginning_find_the_same_beginning(monkeypatch):
-    """The probes of the backward follow (``_backwards``) run at most BACK_PROBE_STEPS iterations (failed probes
-    past a branch's beginning were the costly part of a diagram column). Where the branch converges slowly
-    near its beginning (here: only with ≥ 30 iterations in the 0.05 above it) a capped probe fails although a
-    point exists; the confirming retry from the last valid point (full cap) must recover it, so the states and
-    the beginning are those of the uncapped engine."""
-    from dataclasses import replace
-
-    from attnphase.phase import continuation as C
-    base = make_fake()
-
-    def slow_start(params, alpha, branch, *, max_steps=300, **kw):
-        s = base(params, alpha, branch, max_steps=max_steps, **kw)
-        if alpha < 0.55 or (alpha < 0.6 and max_steps < 30):
-            return replace(s, converged=False, status="not converged", residual=0.05)
-        return s
-    order = [0.4, 0.5, 0.6, 0.7, 0.8]
-    capped = follow_branch(P, order, "positional", nodes=4, solver=slow_start)
-    monkeypatch.setattr(C, "BACK_PROBE_STEPS", C.MAX_STEPS)
-    full = follow_branch(P, order, "positional", nodes=4, solver=slow_start)
-    assert [p.state for p in capped] == [p.state for p in full]
-    assert capped.begin is not None and full.begin is not None
-    assert abs(capped.begin.alpha - full.begin.alpha) <= 1e-3 and abs(capped.begin.alpha - 0.55) <= 1e-3

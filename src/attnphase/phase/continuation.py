@@ -319,13 +319,11 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     valid: list = [p for p in (history or []) if point_state(p).valid]
     guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
 
-    def run(a: float, start, nodes: int | None = None, steps: int | None = None) -> BranchPoint:
-        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry; with
-        at most ``steps`` iterations instead of the branch's cap when given: a probe)."""
+    def run(a: float, start, nodes: int | None = None) -> BranchPoint:
+        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry)."""
         out.solves += 1
         stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
-        cap = cfg.max_steps if steps is None else min(steps, cfg.max_steps)
-        s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cap,
+        s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cfg.max_steps,
                   stability=stab, rtol=cfg.rtol)
         if stalled(s, cfg.rtol) and nodes is None:
             out.solves += 1
@@ -450,14 +448,6 @@ def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin
     return bool(pred < 1.0 - margin)
 
 
-BACK_PROBE_STEPS = 20
-"""Iteration cap of the probes (the adaptive step's solves from an extrapolated start) when a branch is
-followed back to its beginning (:func:`_backwards`): there most probes lie beyond the beginning and fail, each at
-the full :data:`MAX_STEPS` (46 s of a 112 s diagram column at ω = 0.3, docs/benchmarks.md). A probe that would
-have converged later is not lost: the step halves, and the invalid α next to the last valid one is retried from
-that valid point itself with the full cap (and at twice the order) before an end is declared."""
-
-
 def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL) -> None:
     """When the first α's gave no valid point and a later one did, follow the branch back from its first
     valid point over them (same adaptive step): they get the state of the branch's beginning (``begin``)
@@ -473,7 +463,7 @@ def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL)
             out.points[j] = _unsolved(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
                                       f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
             continue
-        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol, BACK_PROBE_STEPS)
+        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol)
     out.begin = tmp.end
     out.extra.extend(tmp.extra)
 
@@ -489,7 +479,7 @@ def _scaled_start(params, alpha, branch, scale):
 
 
 def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch,
-             xtol: float = END_XTOL, probe_steps: int | None = None) -> BranchPoint:
+             xtol: float = END_XTOL) -> BranchPoint:
     """Reach ``target`` from the last valid point, halving the step on failure (adaptive step); sets
     ``out.end`` when the interval to the first invalid α falls below ``min_step``.
 
@@ -501,9 +491,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     The end's kind is the evidence next to it: a failure (``not converged``) with a converged saddle of the
     branch beyond it (state ``unstable``, met on the way) is no fold — the branch exists on both sides — so
     the end is ``unstable``; an ``unstable`` end is then located to ``xtol`` on the growth factor
-    (:func:`_locate_crossing`). ``probe_steps``: iteration cap of the solves from extrapolated starts (None:
-    the branch's); the retries that confirm an end keep the branch's cap, and once such a retry converges
-    where a capped probe failed, the probes of this call get the full cap too (:data:`BACK_PROBE_STEPS`)."""
+    (:func:`_locate_crossing`)."""
     a_try = target
     bad: BranchPoint | None = None
     bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
@@ -511,7 +499,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     plain_for: float | None = None   # the invalid α already retried from the last valid point itself
     saddles: list[BranchPoint] = []   # converged saddles (state unstable) met on the way to the target
     while True:
-        p = run(a_try, predict(branch, a_try, valid, guide), steps=probe_steps)
+        p = run(a_try, predict(branch, a_try, valid, guide))
         dist = abs(a_try - valid[-1].alpha)
         if a_try == target:
             at_target = p
@@ -552,7 +540,6 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                         saddles.append(p)
                 if p.state.valid:
                     valid.append(p)
-                    probe_steps = None   # the capped probe was too short here: full caps from now on
                     if bad.alpha == target:
                         return p
                     out.extra.append(p)
