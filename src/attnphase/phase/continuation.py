@@ -12,7 +12,8 @@ through :func:`follow_branch`. Per α it
 3. classifies the result (:class:`PointState`, MODEL.md §6 "Branches", §7): ``ok``; ``unstable`` (the growth
    factor of the pinned direction is above +1 — an eigenvalue below −1 is no instability, §7); ``collapsed``
    (the branch's overlap, θ on the semantic, m on the positional branch, vanished: the pinned iteration fell
-   onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``;
+   onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``; ``stability unknown``
+   (converged, but the growth factor is NaN: not used as valid);
 4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
    from the nearer valid point) until the interval between the last valid α and the first invalid one is
    below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
