@@ -60,7 +60,7 @@ def _row(sigma, lam, w, alphas=None) -> str:
     paper = PAPER.get(w) if (sigma, lam) == (0.5, 0.01) else None
     glob = ", ".join(f"{g['kind']} [{g['alpha_from']:g}, {g['alpha_to']:g}]" for g in d["global_kinds"])
     reason = "; ".join(x for x in (d["alpha_c_reason"], d["alpha_l_reason"]) if x)
-    if glob and "global minimum" not in reason:
+    if glob and "global minimum (lowest" not in reason:   # (the list is already in a reason of _global_reason)
         reason = f"{reason}; global minimum: {glob}" if reason else f"global minimum: {glob}"
     against = r.alpha_c_against + (f" ({r.alpha_c_kind})" if r.alpha_c_kind and r.alpha_c_kind != "crossing" else "")
     return (f"| {w:g} | {sigma:g} | {lam:g} | {_val(r.alpha_c, r.alpha_c_bound)} | "
@@ -189,6 +189,7 @@ if __name__ == "__main__":
     ap.add_argument("--alphas", type=int, default=40)
     ap.add_argument("--variants", default=None, help='lines: only these "σ,λ;σ,λ" at ω = 0.3 (rows recomputed)')
     ap.add_argument("--grid", default=None, help="lines: starting α grid START:STOP:NUM (default: transition's)")
+    ap.add_argument("--omega-list", default=None, help='variant-grid: only these ω ("0.02,0.05"; default: all 11)')
     ap.add_argument("--rows", type=Path, default=DOCS / "phase_boundaries_rows.md",
                     help="lines: the table's rows, appended as they are computed")
     a = ap.parse_args()
@@ -199,6 +200,6 @@ if __name__ == "__main__":
         lines(a.quick, a.rows, var, grid)
     elif a.what == "variant-grid":
         variant_grid(a.rows if a.rows != DOCS / "phase_boundaries_rows.md" else DOCS / "phase_boundaries_variant_rows.md",
-                     var)
+                     var, [float(w) for w in a.omega_list.split(",")] if a.omega_list else None)
     else:
         diagram(a.omegas, a.alphas)

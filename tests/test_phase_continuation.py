@@ -363,3 +363,27 @@ def test_a_target_past_an_unstable_end_that_cannot_be_solved_gets_the_ends_reaso
     br = follow_branch(P, [1.2, 1.0, 0.8, 0.7], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=False)
     assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) <= 1e-3
     assert [p.state for p in br] == [PointState.OK] * 2 + [PointState.UNSTABLE] * 2
+
+
+def test_a_point_whose_growth_factor_is_unknown_is_not_valid():
+    """A NaN growth factor (the map rejected every perturbed state) is unknown stability: the solver says
+    stable=False, so the engine must not use the point as valid (it used to be ``ok``); a skipped factor (None,
+    where it cannot exceed 1) stays ``ok``."""
+    from dataclasses import replace
+
+    from attnphase.phase import point_state
+    good = make_fake()(P, 1.0, "semantic")
+    assert point_state(good) is PointState.OK
+    assert point_state(replace(good, stability=None, stable=None)) is PointState.OK
+    unknown = replace(good, stability=float("nan"), stable=False)
+    assert point_state(unknown) is PointState.UNKNOWN
+    assert not point_state(unknown).valid and point_state(unknown).exists
+    base = make_fake(end=0.0)
+
+    def nan_below(params, alpha, branch, **kw):   # the factor fails below α = 0.9
+        s = base(params, alpha, branch, **kw)
+        return replace(s, stability=float("nan"), stable=False) if alpha < 0.9 else s
+    br = follow_branch(P, DOWN, "semantic", nodes=4, solver=nan_below)
+    assert [p.state for p in br][:2] == [PointState.OK] * 2
+    assert all(p.state is PointState.UNKNOWN for p in br.points[2:])
+    assert br.end is not None and br.end.kind is PointState.UNKNOWN and 0.8 <= br.end.alpha <= 0.9

@@ -230,3 +230,57 @@ def test_an_e_t_crossing_before_the_competitor_turns_unstable_is_alpha_c():
     assert sw.alpha_c == pytest.approx(1.0 + 0.1 * 0.000178 / (0.000178 + 0.000263), abs=1e-12)
     sw = global_switch(gm, fps, sem, None, locate=lambda kind, a0, a1: 1.02)   # unstable before the crossing
     assert sw.kind == "competitor loses stability" and sw.alpha_c == 1.02
+
+
+def gap_fake(a_fold=0.54, a_u=0.4988):
+    """σ = 1, ω = 0.02 in miniature: the uninformative point turns unstable against θ at ``a_u`` (factor
+    1 + α − a_u), the semantic branch exists only above a fold at ``a_fold`` > a_u (the solve fails below),
+    the positional iteration collapses onto the uninformative point, free solves do not converge. Between
+    a_u and a_fold no stable fixed point is known."""
+    def fake(params, alpha, branch, *, nodes=None, init=None, **kw):
+        q, m, th, conv, stab = 0.5, 0.0, 0.0, True, 0.5
+        e_t, eps_g = 0.003 * alpha, 0.11
+        if branch == "semantic":
+            th, conv = 0.35, alpha >= a_fold
+            e_t, eps_g = 0.003 * alpha + 0.001 * (0.65 - alpha), 0.05
+        elif branch == "uninformative":
+            stab = 1.0 + alpha - a_u
+        elif branch == "free":
+            conv = False
+        return FixedPointSolution(float(alpha), branch, params, q, m, 50.0, th, 1e-4, 0.0, 0.01, 0.01 if th else 0.0,
+                                  eps_g, e_t, conv, 10, 1e-7 if conv else 0.05,
+                                  "converged" if conv else "not converged", stab, stab <= 1.0, nodes or 8)
+    return fake
+
+
+def test_alpha_l_is_only_bracketed_where_the_global_minimum_is_unknown_below_it():
+    """σ = 1, ω = 0.02 (table: α_c = 0.4988 "competitor loses stability", α_l = 0.5398 — where the semantic
+    branch is first valid — with the global minimum "none" at α = 0.5 between them): α_l is not a number
+    then but the bracket [α_c, first known crossing], with the unknown α's named."""
+    r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6, 0.7], mixed_alphas=[], refine=False,
+                   extend=False, solver=gap_fake())
+    assert r.alpha_c is not None and abs(r.alpha_c - 0.4988) <= 2e-3 and r.alpha_c_against == "uninformative"
+    assert r.alpha_l is None
+    lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
+    assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi <= 0.6
+    assert "α = 0.5 " in r.alpha_l_reason and "unknown" in r.alpha_l_reason
+    # no gap: the global minimum known at every table α between α_c and α_l
+    from attnphase.phase.transition import unknown_gap
+    gm = global_minimum(_fps([(0.4, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.9, "u"),
+                              (0.5, "semantic", 1e-3, 0.05, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
+    assert unknown_gap(gm, 0.45, 0.48) is None and unknown_gap(gm, 0.45, None) is None
+    gm.loc[gm["alpha"] == 0.5, "global_kind"] = "none"
+    assert unknown_gap(gm, 0.45, 0.45).alphas == (0.5,)
+
+
+@pytest.mark.slow
+def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
+    """σ = 1, ω = 0.02 on the grid [0.4, 0.5, 0.6]: the uninformative point turns unstable against θ at
+    α_c ≈ 0.499 (nodes = 4 factor), the semantic branch followed down ends near 0.53 (no converged fixed
+    point at α = 0.5: the θ direction is flat within the rule's error, docs/phase_boundaries.md), so α_l is
+    reported as the bracket [α_c, first valid semantic point], with α = 0.5 named as unknown."""
+    r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6], mixed_alphas=[], extend=False)
+    assert r.alpha_c is not None and 0.49 < r.alpha_c < 0.51 and r.alpha_c_kind == "competitor loses stability"
+    assert r.alpha_l is None and "α = 0.5 " in r.alpha_l_reason
+    lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
+    assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi < 0.6

@@ -12,7 +12,8 @@ through :func:`follow_branch`. Per α it
 3. classifies the result (:class:`PointState`, MODEL.md §6 "Branches", §7): ``ok``; ``unstable`` (the growth
    factor of the pinned direction is above +1 — an eigenvalue below −1 is no instability, §7); ``collapsed``
    (the branch's overlap, θ on the semantic, m on the positional branch, vanished: the pinned iteration fell
-   onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``;
+   onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``; ``stability unknown``
+   (converged, but the growth factor is NaN: not used as valid);
 4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
    from the nearer valid point) until the interval between the last valid α and the first invalid one is
    below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
@@ -84,6 +85,10 @@ class PointState(str, Enum):
     DIVERGED = "diverged"
     ENDED = "ended"
     NOT_CONVERGED = "not converged"
+    UNKNOWN = "stability unknown"
+    """A converged fixed point of the pinned map whose growth factor could not be evaluated (NaN: the perturbed
+    state is inadmissible for the map, :func:`attnphase.theory.solver._growth`): not used as valid (the solver
+    says ``stable=False``), not a saddle either."""
 
     @property
     def valid(self) -> bool:
@@ -91,8 +96,8 @@ class PointState(str, Enum):
 
     @property
     def exists(self) -> bool:
-        """A converged fixed point of the pinned map (valid or a saddle)."""
-        return self in (PointState.OK, PointState.UNSTABLE)
+        """A converged fixed point of the pinned map (valid, a saddle, or of unknown stability)."""
+        return self in (PointState.OK, PointState.UNSTABLE, PointState.UNKNOWN)
 
 
 END_REASONS = {
@@ -102,6 +107,7 @@ END_REASONS = {
     PointState.DIVERGED: "q grows without bound",
     PointState.ENDED: "no fixed point of the branch however small the step (a fold)",
     PointState.NOT_CONVERGED: "the solver did not converge",
+    PointState.UNKNOWN: "the growth factor of the pinned direction could not be evaluated (stability unknown)",
 }
 
 
@@ -171,9 +177,11 @@ def point_state(sol) -> PointState:
         if not abs(getattr(sol, overlap_key(b))) > scale:
             return PointState.COLLAPSED
     st = sol.stability
-    if st is not None and math.isfinite(st) and st > 1.0:
-        return PointState.UNSTABLE
-    return PointState.OK
+    if st is None:   # not evaluated (skipped where it cannot exceed 1, :func:`_skip_stability`)
+        return PointState.OK
+    if not math.isfinite(st):   # evaluated and failed: unknown is not "ok" (the solver says stable=False)
+        return PointState.UNKNOWN
+    return PointState.UNSTABLE if st > 1.0 else PointState.OK
 
 
 @dataclass
@@ -461,8 +469,8 @@ def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL)
     out.extra.extend(tmp.extra)
 
 
-_RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.COLLAPSED: 2, PointState.DIVERGED: 3,
-         PointState.ENDED: 4, PointState.NOT_CONVERGED: 5}
+_RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.UNKNOWN: 2, PointState.COLLAPSED: 3,
+         PointState.DIVERGED: 4, PointState.ENDED: 5, PointState.NOT_CONVERGED: 6}
 
 
 def _scaled_start(params, alpha, branch, scale):
@@ -587,7 +595,8 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
         t = at_target if at_target is not None and at_target.state.exists else \
             run(target, predict(branch, target, valid + [hi], None))
         if t.state.exists or t.state is not PointState.NOT_CONVERGED:
-            return BranchPoint(t.solution, PointState.UNSTABLE if t.state.exists else t.state)
+            return BranchPoint(t.solution, PointState.UNSTABLE if t.state in (PointState.OK, PointState.UNSTABLE)
+                               else t.state)
         kind = PointState.UNSTABLE   # the saddle not solved here: the cell has the end's reason, as all beyond
     return _unsolved(out.params, target, branch, bad.nodes, kind,
                      f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")

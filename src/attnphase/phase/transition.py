@@ -497,7 +497,13 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                                 notes)
             if len(notes) == before:
                 notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
+    gap = unknown_gap(gm, alpha_c, alpha_l, el, branches["semantic"])
+    if gap is not None:
+        notes.append(gap.note)
+        alpha_l = None
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, alpha_c, alpha_l, lo, hi, alpha_min, alpha_max)
+    if gap is not None:
+        l_bound, l_reason = gap.bound, gap.reason
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
     if mixed_alphas is None:
@@ -820,6 +826,59 @@ def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float, s
         r = table_root(a, eps_lin - e, "up")
         return float(r) if r is not None else 0.5 * (float(alpha_c) + float(first["alpha"]))
     return table_root(above["alpha"], eps_lin - above["eps_g_global"], "up")
+
+
+@dataclass(frozen=True)
+class UnknownGap:
+    """Table α's between α_c and α_l where no stable fixed point is known (global kind ``none``): the global
+    minimum, hence its ε_g, is unknown there, so α_l is only bracketed, ``[alpha_c, alpha_l]``."""
+
+    alpha_c: float
+    alpha_l: float
+    alphas: tuple[float, ...]
+
+    @property
+    def bound(self) -> str:
+        return f"{self.alpha_c:.4f}–{self.alpha_l:.4f}"
+
+    @property
+    def reason(self) -> str:
+        at = ", ".join(f"{a:g}" for a in self.alphas)
+        return (f"α_l lies in [{self.alpha_c:.4f}, {self.alpha_l:.4f}]: no stable fixed point is known at α = {at} "
+                f"(the global minimum and its ε_g are unknown there); {self.alpha_l:.4f} is where the global ε_g is "
+                "first known below ε_lin")
+
+    @property
+    def note(self) -> str:
+        return (f"α_l = {self.alpha_l:.4f} not certified: global minimum unknown at α = "
+                + ", ".join(f"{a:g}" for a in self.alphas))
+
+
+def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float = math.nan,
+                semantic=None) -> UnknownGap | None:
+    """Table α's just above α_c where the global-minimum table (:func:`~.stability.global_minimum`) has kind
+    ``none`` (no stable fixed point converged) before its first known row, when α_l lies below that row: α_l was
+    then read where the global minimum is unknown (or at its edge), and is only bracketed by α_c and the first α
+    where the global ε_g is *known* below ε_lin — α_l itself, or the first valid point of the ``semantic``
+    Branch with ε_g below ``eps_lin`` if that is higher. None when there is no such stretch.
+
+    σ = 1, ω = 0.02: the uninformative point is a saddle from α_c = 0.4988, the semantic branch first valid at
+    0.5398 (the table's α_l), α = 0.5 between them unknown (docs/phase_boundaries.md)."""
+    if gm is None or alpha_c is None or alpha_l is None:
+        return None
+    above = gm[gm["alpha"] > alpha_c + 1e-9].sort_values("alpha")
+    kinds = above["global_kind"].to_numpy()
+    n = int(np.argmax(kinds != "none")) if (kinds != "none").any() else len(kinds)
+    if n == 0:
+        return None
+    a_known = float(above["alpha"].iloc[n]) if n < len(kinds) else math.inf
+    if alpha_l >= a_known - 1e-9:
+        return None
+    upper = float(alpha_l)
+    if semantic is not None:
+        ok = [float(p.alpha) for p in semantic.valid() if p.alpha >= alpha_c - 1e-9 and float(p.eps_g) < eps_lin]
+        upper = max([upper] + ok[:1])
+    return UnknownGap(float(alpha_c), upper, tuple(float(a) for a in above["alpha"].iloc[:n]))
 
 
 def _kind_runs(gm) -> list[dict[str, Any]]:

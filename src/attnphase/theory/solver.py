@@ -359,8 +359,9 @@ def _growth(F, x: np.ndarray, i: int, d: float, shrink: tuple[float, ...] = (1.0
     """``F(x + d·s·e_i)_i / (d·s)`` at the first ``s`` of ``shrink`` whose perturbed state the map accepts.
     Where it does not (D = λ + σ²V̂ ≤ 0 in the prior: σ = 0.3, ω = 0.02 near the positional branch's beginning)
     the step is divided by 10, twice; if it still fails the factor is NaN — unknown, never a number: the
-    solution's ``stable`` is then False, the continuation treats it like a skipped evaluation (no ``unstable``
-    state from it). It used to raise out of the whole transition."""
+    solution's ``stable`` is then False, and the continuation labels the point ``stability unknown``
+    (:class:`attnphase.phase.PointState`; not valid, not a saddle). It used to raise out of the whole
+    transition."""
     for s in shrink:
         xp = x.copy()
         xp[i] += d * s
