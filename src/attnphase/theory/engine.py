@@ -37,8 +37,8 @@ FULL_PROX_EVERY = 16
 """Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 16 map evaluations
 (besides the first of each stage and the certification). Was 4; the periodic full calls only cut short a
 warm iteration that follows a wrong basin, which the certification catches anyway: measured at 4096 × 4
-(L = 2 both branches at ω = 0.3, 0.5, L = 3 semantic) the same iterations and the same values with 16 as
-with 4, with 3 full evaluations instead of 4–6 (docs/benchmarks.md, hB section)."""
+(L = 2 both branches at ω = 0.3, 0.5, L = 3 semantic) the same iterations and values with 16 as
+with 4 (±1), with 3 full evaluations instead of 4–6 (docs/benchmarks.md, hB section)."""
 SIGNIFICANCE_K = 3.0
 """Default of ``solve_batch(significance=…)``: a pinned branch's defining overlap within this many standard
 errors (over the scrambles) of zero is not significantly non-zero (``Status.NOT_SIGNIFICANT``)."""
