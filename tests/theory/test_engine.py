@@ -336,6 +336,7 @@ def _cli(args, capsys):
     (["--L", "3", "--integrator", "split"], "--integrator"),
     (["--integrator", "exact"], "--integrator"),
     (["--integrator", "qmc", "--qmc-points", "1000"], "qmc_points"),
+    (["--integrator", "qmc", "--qmc-target", "-1"], "target"),
 ])
 def test_cli_bad_matrices_and_integrators_one_line_exit_2(args, word, capsys):
     code, _, err = _cli(["theory", "point", "--alpha", "1", *args], capsys)
@@ -352,4 +353,5 @@ def test_cli_point_qmc_json(capsys):
               "provenance"):
         assert k in d
     assert d["provenance"]["integrator"] == "qmc" and d["provenance"]["seeds"] == [0, 1]
+    assert d["provenance"]["resolution"] is None          # a size given: fixed (no --qmc-target)
     assert d["status"] == "converged" and abs(d["q"] - np.trace(d["matrices"]["q"])) < 1e-12
