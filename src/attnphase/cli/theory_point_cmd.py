@@ -142,8 +142,10 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
         for b in branches:
             with console.status(f"{b}: {len(grid)} points in one batch"):
                 sols = solve_batch(params, grid, b, qmc_config=cfg)
-            frames.append(pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
-                                        for s in sols]).assign(integrator="qmc", qmc_points=cfg.points))
+            frame = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
+                                  for s in sols])
+            frames.append(frame.assign(integrator="qmc", qmc_points=[s.qmc.points for s in sols],
+                                       scrambles=[s.qmc.scrambles for s in sols]))
     else:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as prog:

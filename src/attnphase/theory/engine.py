@@ -275,6 +275,13 @@ def bucket(n: int, total: int) -> int:
     return min(total, max(MIN_BUCKET, 1 << max(0, int(n - 1).bit_length())))
 
 
+def padded_rows(n: int, total: int, chunk: int) -> int:
+    """Rows a map call on ``n`` active rows of ``total`` computes: :func:`bucket`, rounded up to a multiple of
+    ``chunk`` (the rows per compiled call) when it exceeds it."""
+    R = bucket(n, total)
+    return -(-R // chunk) * chunk if R > chunk else R
+
+
 def _points(params: ModelParams, cfg: QMCConfig):
     L, r, rs = params.L, params.r, params.r_star
     Z = qmc.scrambles(L * (r + rs), cfg.points, cfg.seeds)          # (S, N, L(r + r*))
@@ -407,8 +414,7 @@ class _Job:
 
             def call(Xa, idx, warm, xi=xi, y=y, h_cache=h_cache, chunk=chunk):
                 m = len(idx)
-                R = bucket(m, b * S)
-                R = -(-R // chunk) * chunk if R > chunk else R
+                R = padded_rows(m, b * S, chunk)
                 pad = np.concatenate([idx, np.full(R - m, idx[-1])])
                 Xp = np.concatenate([Xa, np.repeat(Xa[-1:], R - m, axis=0)])
                 parts = []
@@ -423,8 +429,12 @@ class _Job:
                 cut = lambda v: np.asarray(v)[:m]  # noqa: E731
                 return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
 
-            def F(Xa, idx, full):
-                """Full rows through the global prox, the others warm: two calls at most."""
+            def F(Xa, idx, full, chunk=chunk):
+                """Full rows through the global prox, the others warm: two calls at most. Where the full call's
+                padding (:func:`padded_rows`) has room for every active row, the warm rows ride along in it
+                (the exact map instead of the warm one, at no extra cost: one call instead of two)."""
+                if full.any() and padded_rows(int(full.sum()), b * S, chunk) >= len(idx):
+                    full = np.ones_like(full)
                 parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
                          for sel, warm in ((full, False), (~full, True)) if sel.any()]
                 if len(parts) == 1:
