@@ -58,7 +58,8 @@ def test_solve_and_curve_route_to_the_general_engine():
     assert s.status is ref.status and s.values["e_t"] == ref.values["e_t"]
     df = s.to_frame()
     assert df.e_t.iloc[0] == ref.values["e_t"] and "e_t_err" in df.columns
-    assert s.provenance["integrator"] == {"rule": "qmc", "qmc_points": 128, "scrambles": 2, "seeds": [0, 1]}
+    assert s.provenance["integrator"] == {"rule": "qmc", "qmc_points": 128, "scrambles": 2, "seeds": [0, 1],
+                                         "qmc_target": 0.0}
     c = attnphase.curve([1.8, 2.0], "semantic", omega=0.3, integrator="qmc", qmc_config=cfg)
     assert list(c.to_frame()["alpha"]) == [1.8, 2.0] and len(c.value) == 2
 

@@ -154,12 +154,13 @@ def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config:
     import pandas as pd
 
     from .theory.engine import QMCConfig, solve_batch
-    cfg = qmc_config or QMCConfig()
+    cfg = qmc_config or QMCConfig.default()
     sols = solve_batch(p, [float(a) for a in alphas], branch, qmc_config=cfg, **kw)
     table = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
                           for s in sols])
     prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, options=kw),
-                 integrator=dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds)),
+                 integrator=dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds),
+                                 qmc_target=cfg.target),
                  convergence=dict(all_converged=all(s.converged for s in sols),
                                   statuses=[s.status.value for s in sols]))
     return Result(kind, sols[0] if kind == "theory point" else sols, table, prov)

@@ -292,9 +292,13 @@ def test_engine_bad_input():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(5400)
 def test_qmc_engine_equals_split_rule_omega_grid_default_size():
-    """Acceptance (issue 11): both branches at ω ∈ {0.1, 0.3, 0.5}, α = 2, default QMC size, one vmapped batch
-    per branch: within 3 standard errors of the split rule (nodes 8), and reported relative deviations."""
+    """Acceptance (issue 11): both branches at ω ∈ {0.1, 0.3, 0.5}, α = 2, the DEFAULT size — the error-controlled
+    rule (4096 × 4, grown until every relative s.e. is below 5e-3/3, engine._refine) — one vmapped batch per
+    branch: within 3 standard errors AND 5e-3 relative of the split rule (nodes 8), the target met. Positional
+    ω = 0.1 has no point to compare with (collapsed branch, NOT_SIGNIFICANT, not grown). Measured in
+    docs/theory_general.md ("Error-controlled QMC size")."""
     p = ModelParams()
     omegas = [0.1, 0.3, 0.5]
     for branch in ("semantic", "positional"):
@@ -306,11 +310,13 @@ def test_qmc_engine_equals_split_rule_omega_grid_default_size():
                 # engine's discretised maps keep a small m > 0 that shrinks with the QMC size: not a result
                 assert not ref.converged and abs(ref.m) < 1e-3
                 assert s.status is Status.NOT_SIGNIFICANT and np.isnan(s.values["m"]), s.significance
+                assert len(s.resolution["sizes"]) == 1 and not s.resolution["met"]
                 continue
-            assert s.converged and ref.converged
+            assert s.converged and ref.converged and s.resolution["met"], s.resolution
             for k in ("q", "m", "theta", "V", "eps_g", "e_t"):
                 a, b, e = s.values[k], getattr(ref, k), s.errors[k]
                 assert abs(abs(a) - abs(b)) <= 3 * e + 1e-4 * abs(b) + 1e-12, (branch, om, k, a, b, e)
+                assert abs(abs(a) - abs(b)) <= 5e-3 * abs(b) + 1e-12, (branch, om, k, a, b, e)
 
 
 # ---------------------------------------------------------------------------------------- CLI
@@ -330,6 +336,7 @@ def _cli(args, capsys):
     (["--L", "3", "--integrator", "split"], "--integrator"),
     (["--integrator", "exact"], "--integrator"),
     (["--integrator", "qmc", "--qmc-points", "1000"], "qmc_points"),
+    (["--integrator", "qmc", "--qmc-target", "-1"], "target"),
 ])
 def test_cli_bad_matrices_and_integrators_one_line_exit_2(args, word, capsys):
     code, _, err = _cli(["theory", "point", "--alpha", "1", *args], capsys)
@@ -346,4 +353,5 @@ def test_cli_point_qmc_json(capsys):
               "provenance"):
         assert k in d
     assert d["provenance"]["integrator"] == "qmc" and d["provenance"]["seeds"] == [0, 1]
+    assert d["provenance"]["resolution"] is None          # a size given: fixed (no --qmc-target)
     assert d["status"] == "converged" and abs(d["q"] - np.trace(d["matrices"]["q"])) < 1e-12

@@ -26,9 +26,13 @@ RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
 POpt = typer.Option(None, "--P", help="Positional-encoding coefficients, L x k, rows ';'-separated "
                     "(default \"1;-1\" for L=2, the identity otherwise).")
 IntegratorOpt = typer.Option("auto", "--integrator", help=INTEGRATOR_HELP)
-QmcOpt = typer.Option(None, "--qmc-points", help="Sobol points per scramble (power of two; default 4096).")
+QmcOpt = typer.Option(None, "--qmc-points", help="Sobol points per scramble (power of two; default 4096, "
+                      "grown by the error control unless a size is given).")
 ScramblesOpt = typer.Option(None, "--scrambles", help="Independent QMC scrambles (>= 2; default 4): the error "
                             "bars are their standard error.")
+TargetOpt = typer.Option(None, "--qmc-target", help="Error control: grow the QMC size (scrambles up to 8, "
+                         "points up to 65536) until every relative standard error is below this (default 5e-3/3 "
+                         "without --qmc-points/--scrambles, else 0 = fixed size).")
 
 
 def _params(L, r, r_star, sigma, lam, omega, A, P):
@@ -40,9 +44,11 @@ def _route(params, integrator: str, rule: str | None) -> str:
     return choose_integrator(params, integrator, rule, name="--integrator")
 
 
-def _qmc_config(qmc_points, scrambles):
+def _qmc_config(qmc_points, scrambles, target=None):
     from ..theory.engine import QMCConfig
-    kw = {}
+    kw = {} if target is None else {"target": target}
+    if qmc_points is None and scrambles is None and target is None:
+        return QMCConfig.default()
     if qmc_points is not None:
         kw["points"] = qmc_points
     if scrambles is not None:
@@ -59,7 +65,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           integrator: str = IntegratorOpt,
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
-          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
+          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt, qmc_target: float = TargetOpt,
           json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
@@ -72,10 +78,14 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     how = _route(params, integrator, rule)
     if how == "qmc":
         from ..theory.engine import solve
-        g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles))
+        g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles, qmc_target))
         d, converged, status = g.to_dict(), g.converged, g.status.value
         if g.significance is not None and g.significance["reason"]:
             status += f" ({g.significance['reason']})"
+        if g.converged and g.resolution is not None and not g.resolution["met"]:
+            last = g.resolution["sizes"][-1]
+            status += (f" (QMC error target {g.resolution['target']:.2g} not met: relative s.e. of {last['worst']} "
+                       f"{last['rse']:.2g} at {last['points']} x {last['scrambles']}, the cap)")
         rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
     else:
         s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
@@ -101,7 +111,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
           integrator: str = IntegratorOpt,
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
-          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt,
+          qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt, qmc_target: float = TargetOpt,
           out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point)."),
           json_out: bool = typer.Option(False, "--json", help="Also print the rows and provenance as JSON.")) -> None:
     """Solve a curve in α for each branch and write a CSV. Split/product rule: continuation (the semantic branch
@@ -128,12 +138,14 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     frames = []
     if how == "qmc":
         from ..theory.engine import solve_batch
-        cfg = _qmc_config(qmc_points, scrambles)
+        cfg = _qmc_config(qmc_points, scrambles, qmc_target)
         for b in branches:
             with console.status(f"{b}: {len(grid)} points in one batch"):
                 sols = solve_batch(params, grid, b, qmc_config=cfg)
-            frames.append(pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
-                                        for s in sols]).assign(integrator="qmc", qmc_points=cfg.points))
+            frame = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
+                                  for s in sols])
+            frames.append(frame.assign(integrator="qmc", qmc_points=[s.qmc.points for s in sols],
+                                       scrambles=[s.qmc.scrambles for s in sols]))
     else:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as prog:

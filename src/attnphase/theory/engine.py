@@ -25,7 +25,7 @@ from .. import __version__
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
-from . import fixed_point, prox_general as PG, qmc
+from . import fixed_point, prox_general as PG, qmc, resolution
 from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
 from .status import Status
 
@@ -33,8 +33,12 @@ BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
            "free": ()}
 SCALARS = ("q", "m", "theta", "V")
-FULL_PROX_EVERY = 4
-"""Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 4 map evaluations."""
+FULL_PROX_EVERY = 16
+"""Default of ``solve_batch(full_prox_every=…)``: a full multi-start prox at least every 16 map evaluations
+(besides the first of each stage and the certification). Was 4; the periodic full calls only cut short a
+warm iteration that follows a wrong basin, which the certification catches anyway: measured at 4096 × 4
+(L = 2 both branches at ω = 0.3, 0.5, L = 3 semantic) the same iterations and values with 16 as
+with 4 (±1), with 3 full evaluations instead of 4–6 (docs/benchmarks.md, hB section)."""
 SIGNIFICANCE_K = 3.0
 """Default of ``solve_batch(significance=…)``: a pinned branch's defining overlap within this many standard
 errors (over the scrambles) of zero is not significantly non-zero (``Status.NOT_SIGNIFICANT``)."""
@@ -59,12 +63,27 @@ class QMCConfig:
     """Resolution of the QMC integrator: ``points`` Sobol points per scramble, ``scrambles`` independent
     scrambles with seeds ``seed, seed+1, …``. ``coarse``: the fixed point is first converged (to
     ``COARSE_RTOL``) on the first ``coarse`` points of each scramble (a subset of the full set: Sobol points
-    are nested), then on all ``points``; 0, or a value >= ``points``, skips that stage."""
+    are nested), then on all ``points``; 0, or a value >= ``points``, skips that stage.
+
+    ``target > 0``: error control (:mod:`.resolution`) — a converged point whose relative standard error of
+    q, m, θ, V, ε_g or e_t exceeds ``target`` is continued on more scrambles and points (nested: the first
+    ``points`` of scramble s stay among the larger set) up to ``max_scrambles`` and ``max_points``; the sizes
+    and errors reached are in ``GeneralSolution.resolution``. 0 (the default of a hand-made config): the size
+    is fixed. :meth:`default` is the engine's default rule."""
 
     points: int = qmc.DEFAULT_POINTS
     scrambles: int = qmc.DEFAULT_SCRAMBLES
     seed: int = 0
     coarse: int = qmc.DEFAULT_COARSE
+    target: float = 0.0
+    max_points: int = resolution.MAX_POINTS
+    max_scrambles: int = resolution.MAX_SCRAMBLES
+
+    @classmethod
+    def default(cls) -> "QMCConfig":
+        """The engine's default: 4096 points × 4 scrambles (coarse stage 1024), grown until every relative
+        standard error is below ``resolution.DEFAULT_TARGET`` (5e-3/3), at most 65536 × 8."""
+        return cls(target=resolution.DEFAULT_TARGET)
 
     def __post_init__(self) -> None:
         n = check_int("qmc_points", self.points, 2)
@@ -76,6 +95,17 @@ class QMCConfig:
         c = check_int("coarse", self.coarse, 0)
         if c and c & (c - 1):
             raise ParameterError("coarse", "0 or a power of two (Sobol balance)", c)
+        check_range("target", self.target, lo=0.0)
+        mp = check_int("max_points", self.max_points, 2)
+        if mp & (mp - 1):
+            raise ParameterError("max_points", "a power of two >= 2 (Sobol balance)", mp)
+        check_int("max_scrambles", self.max_scrambles, 2)
+
+    def grown(self, ratio: float) -> "QMCConfig | None":
+        """The next size for a relative error ``ratio`` × the target (:func:`resolution.grown_size`), no coarse
+        stage (the start is a converged fixed point); None at the caps."""
+        size = resolution.grown_size(self.points, self.scrambles, ratio, self.max_points, self.max_scrambles)
+        return None if size is None else replace(self, points=size[0], scrambles=size[1], coarse=0)
 
     @property
     def stages(self) -> tuple[int, ...]:
@@ -92,7 +122,9 @@ class GeneralSolution:
     """One point: mean over scrambles and standard errors (``*_err``). Values are NaN unless ``status`` is
     CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then.
     ``significance``: the test of the pinned branch's defining overlap (:func:`overlap_significance`; None
-    where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``."""
+    where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``. ``resolution``: the error
+    control's record (target, the QMC sizes tried with their worst relative standard error, ``met``,
+    ``capped``; None for a fixed size, :func:`_refine`)."""
 
     params: ModelParams
     alpha: float
@@ -112,6 +144,7 @@ class GeneralSolution:
     full_prox_calls: int = 0
     significance: dict | None = None
     even: bool = False
+    resolution: dict | None = None
     version: str = __version__
 
     @property
@@ -148,7 +181,8 @@ class GeneralSolution:
                                       "full_prox_calls": self.full_prox_calls,
                                       "certified_by": "global multi-start prox"},
                            "significance": None if self.significance is None else dict(self.significance),
-                           "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None}
+                           "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None,
+                           "resolution": self.resolution}
         return d
 
 
@@ -241,6 +275,13 @@ def bucket(n: int, total: int) -> int:
     return min(total, max(MIN_BUCKET, 1 << max(0, int(n - 1).bit_length())))
 
 
+def padded_rows(n: int, total: int, chunk: int) -> int:
+    """Rows a map call on ``n`` active rows of ``total`` computes: :func:`bucket`, rounded up to a multiple of
+    ``chunk`` (the rows per compiled call) when it exceeds it."""
+    R = bucket(n, total)
+    return -(-R // chunk) * chunk if R > chunk else R
+
+
 def _points(params: ModelParams, cfg: QMCConfig):
     L, r, rs = params.L, params.r, params.r_star
     Z = qmc.scrambles(L * (r + rs), cfg.points, cfg.seeds)          # (S, N, L(r + r*))
@@ -259,7 +300,7 @@ def _as_batch(name, values, B):
 
 def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
-                qmc_config: QMCConfig = QMCConfig(), rtol: float = 1e-5, max_steps: int = 200,
+                qmc_config: QMCConfig | None = None, rtol: float = 1e-5, max_steps: int = 200,
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None) -> list[GeneralSolution]:
@@ -268,6 +309,10 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
     one state for all points, or one per point (default :func:`default_init`). Returns one
     :class:`GeneralSolution` per point, with its own status.
+
+    ``qmc_config``: the integrator's size; default :meth:`QMCConfig.default` (4096 × 4, grown per point until
+    the relative standard errors are below 5e-3/3, :mod:`.resolution`). A config with ``target = 0`` keeps
+    its size.
 
     ``full_prox_every``: the QMC points are fixed during a stage, so most evaluations run ONE warm Newton per
     sample from its previous minimiser (:func:`prox_general.prox_warm`); the global multi-start prox runs on
@@ -287,6 +332,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         raise ParameterError("params", "a ModelParams", type(params).__name__)
     if branch not in BRANCHES:
         raise ParameterError("branch", f"one of {', '.join(BRANCHES)}", branch)
+    qmc_config = QMCConfig.default() if qmc_config is None else qmc_config
+    if not isinstance(qmc_config, QMCConfig):
+        raise ParameterError("qmc_config", "a QMCConfig (or None for the default)", type(qmc_config).__name__)
     al = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
     B = al.size
     for a in al:
@@ -305,44 +353,88 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         even = rho is not None and params.r > max(rho, 1)
     elif even and (rho is None or params.r <= rho):
         raise ParameterError("even", "False for this branch and rank (no student direction free of signal)", even)
-    L, r, rs, k, S = params.L, params.r, params.r_star, params.k, qmc_config.scrambles
+    S = qmc_config.scrambles
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
         raise ParameterError("init", f"one OrderParams or {B} of them", len(inits))
     x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in (
         default_init(params.replace(sigma=float(sg[i])), branch) if inits[i] is None else inits[i])))))
         for i in range(B)])
-    x0 = np.repeat(x0[:, None, :], S, axis=1)                      # (B, S, n)
-    n = x0.shape[-1]
-    blocks = shapes(r, k, rs)
+    job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
+               significance, bool(even))
     with jax.enable_x64(True):
-        xi_all, y_all = (jnp.asarray(a) for a in _points(params, qmc_config))
-        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, bool(even)) for w in (False, True)}
-        row_knobs = np.stack([np.repeat(v, S) for v in (al, om, sg, lm)])      # (4, B·S)
-        sig_flat = np.repeat(sg, S)
-        X = x0.reshape(B * S, n)
-        used = np.zeros(B * S, int)
-        full_calls = np.zeros(B * S, int)
-        stages = qmc_config.stages
-        hist = None
-        coarse_x = None            # per row: the coarse stage's converged state (NaN where it did not converge)
+        sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
+                                 qmc_config.stages)
+        if qmc_config.target > 0:
+            sols = _refine(job, sols, xs, hist, qmc_config)
+    return sols
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What the points of one :func:`solve_batch` call share: the model structure, the branch, the per-point
+    knobs (α, ω, σ, λ as arrays over the batch) and the iteration settings."""
+
+    params: ModelParams
+    branch: str
+    al: np.ndarray
+    om: np.ndarray
+    sg: np.ndarray
+    lm: np.ndarray
+    rtol: float
+    max_steps: int
+    damping: float
+    anderson: int
+    full_prox_every: int
+    significance: float
+    even: bool
+
+    def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
+            hist: tuple | None = None, coarse_x: np.ndarray | None = None):
+        """Iterate the points ``pts`` (indices into the batch) from ``x0`` (b, S, n), one row per (point,
+        scramble), through the QMC stages ``stages`` of ``cfg``; ``hist``: Anderson secant pairs per row to start
+        from; ``coarse_x`` (b·S, n): a previous resolution's states for the significance test's trend (the
+        coarse stage's, if it runs). Returns (solutions, final states (b, S, n), secant pairs per row)."""
+        params, branch = self.params, self.branch
+        L, r, rs, k, S = params.L, params.r, params.r_star, params.k, cfg.scrambles
+        b = len(pts)
+        n = x0.shape[-1]
+        blocks = shapes(r, k, rs)
+        xi_all, y_all = (jnp.asarray(a) for a in _points(params, cfg))
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even) for w in (False, True)}
+        row_knobs = np.stack([np.repeat(v[pts], S) for v in (self.al, self.om, self.sg, self.lm)])   # (4, b·S)
+        sig_flat = np.repeat(self.sg[pts], S)
+        X = x0.reshape(b * S, n)
+        used = np.zeros(b * S, int)
+        full_calls = np.zeros(b * S, int)
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
-            h_cache = np.zeros((B * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
+            h_cache = np.zeros((b * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
+            chunk = max(1, MAX_SAMPLES // N)            # rows per compiled call (memory: rows × N samples)
 
-            def call(Xa, idx, warm, xi=xi, y=y, h_cache=h_cache):
+            def call(Xa, idx, warm, xi=xi, y=y, h_cache=h_cache, chunk=chunk):
                 m = len(idx)
-                pad = np.concatenate([idx, np.full(bucket(m, B * S) - m, idx[-1])])
-                Xp = np.concatenate([Xa, np.repeat(Xa[-1:], len(pad) - m, axis=0)])
-                knobs = CG.Knobs(*(jnp.asarray(v[pad]) for v in row_knobs))
-                h_prev = jnp.asarray(h_cache[pad]) if warm else None
-                fx, ok, aux, h = maps[warm](jnp.asarray(Xp), knobs, jnp.asarray(pad % S), xi, y, h_prev)
+                R = padded_rows(m, b * S, chunk)
+                pad = np.concatenate([idx, np.full(R - m, idx[-1])])
+                Xp = np.concatenate([Xa, np.repeat(Xa[-1:], R - m, axis=0)])
+                parts = []
+                for lo in range(0, R, chunk):
+                    sl = slice(lo, lo + chunk)
+                    knobs = CG.Knobs(*(jnp.asarray(v[pad[sl]]) for v in row_knobs))
+                    h_prev = jnp.asarray(h_cache[pad[sl]]) if warm else None
+                    parts.append(maps[warm](jnp.asarray(Xp[sl]), knobs, jnp.asarray(pad[sl] % S), xi, y, h_prev))
+                fx, ok, aux, h = (parts[0] if len(parts) == 1 else
+                                  jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts))
                 h_cache[idx] = np.asarray(h)[:m]
                 cut = lambda v: np.asarray(v)[:m]  # noqa: E731
                 return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}
 
-            def F(Xa, idx, full):
-                """Full rows through the global prox, the others warm: two calls at most."""
+            def F(Xa, idx, full, chunk=chunk):
+                """Full rows through the global prox, the others warm: two calls at most. Where the full call's
+                padding (:func:`padded_rows`) has room for every active row, the warm rows ride along in it
+                (the exact map instead of the warm one, at no extra cost: one call instead of two)."""
+                if full.any() and padded_rows(int(full.sum()), b * S, chunk) >= len(idx):
+                    full = np.ones_like(full)
                 parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
                          for sel, warm in ((full, False), (~full, True)) if sel.any()]
                 if len(parts) == 1:
@@ -358,10 +450,10 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
 
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
-                                      rtol=rtol if final else max(rtol, COARSE_RTOL),
-                                      max_steps=max_steps, damping=damping, anderson=anderson,
+                                      rtol=self.rtol if final else max(self.rtol, COARSE_RTOL),
+                                      max_steps=self.max_steps, damping=self.damping, anderson=self.anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
-                                      compact=True, full_every=full_prox_every, certify=final)
+                                      compact=True, full_every=self.full_prox_every, certify=final)
             used += run.iterations
             full_calls += run.full_calls
             hist = run.history
@@ -372,9 +464,66 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
         run.full_calls = full_calls
-    return [replace(_collect(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])),
-                             float(al[i]), branch, run, slice(i * S, (i + 1) * S), qmc_config, full_prox_every,
-                             coarse_x, significance), even=bool(even)) for i in range(B)]
+        sols = [replace(_collect(params.replace(omega=float(self.om[i]), sigma=float(self.sg[i]),
+                                                lam=float(self.lm[i])),
+                                 float(self.al[i]), branch, run, slice(j * S, (j + 1) * S), cfg,
+                                 self.full_prox_every, coarse_x, self.significance), even=self.even)
+                for j, i in enumerate(pts)]
+        return sols, run.x.reshape(b, S, n), run.history
+
+
+MAX_SAMPLES = 1 << 17
+"""Most (row, sample) pairs in one compiled map call: rows beyond it go through the map in chunks (memory;
+the error-controlled sizes reach 65536 points × 8 scrambles, 2^19 samples)."""
+
+
+def _resolution_entry(sol: GeneralSolution) -> dict:
+    rse = resolution.relative_errors(sol.values, sol.errors)
+    name, worst = resolution.worst(rse)
+    return {"points": sol.qmc.points, "scrambles": sol.qmc.scrambles, "status": sol.status.value,
+            "iterations": sol.iterations, "worst": name, "rse": worst}
+
+
+def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig) -> list:
+    """Error control (:mod:`.resolution`): continue every converged point whose worst relative standard error
+    exceeds ``cfg.target`` on a larger, nested QMC size, from its converged per-scramble states (a new
+    scramble starts from their mean), until the target is met or the caps stop it. Points needing the same
+    size go through one batch. Each solution gets ``resolution``: the target, the sizes tried with their worst
+    relative errors, ``met`` and ``capped``."""
+    B = len(sols)
+    states = [xs[i] for i in range(B)]
+    pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
+              [hist[1][i * xs.shape[1] + s] for s in range(xs.shape[1])]) for i in range(B)]
+    log = [[_resolution_entry(s)] for s in sols]
+    capped = [False] * B
+
+    def needs(i):
+        return sols[i].status is Status.CONVERGED and log[i][-1]["rse"] > cfg.target
+
+    pending = [i for i in range(B) if needs(i)]
+    while pending:
+        groups: dict = {}
+        for i in pending:
+            new = sols[i].qmc.grown(log[i][-1]["rse"] / cfg.target)
+            if new is None:
+                capped[i] = True
+            else:
+                groups.setdefault(new, []).append(i)
+        for new, pts in groups.items():
+            S = new.scrambles
+            x0 = np.stack([np.concatenate([states[i], np.repeat(states[i].mean(0)[None], S - len(states[i]), 0)])
+                           for i in pts])                                                  # (b, S, n)
+            h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
+            new_sols, new_xs, new_hist = job.run(np.asarray(pts), x0, new, (new.points,), h,
+                                                 coarse_x=x0.reshape(-1, x0.shape[-1]))
+            for j, i in enumerate(pts):
+                sols[i], states[i] = new_sols[j], new_xs[j]
+                pairs[i] = (new_hist[0][j * S:(j + 1) * S], new_hist[1][j * S:(j + 1) * S])
+                log[i].append(_resolution_entry(new_sols[j]))
+        pending = [i for i in pending if not capped[i] and needs(i)]
+    return [replace(s, resolution={"target": cfg.target, "sizes": log[i], "met": log[i][-1]["rse"] <= cfg.target
+                                   and s.status is Status.CONVERGED, "capped": capped[i]})
+            for i, s in enumerate(sols)]
 
 
 def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
