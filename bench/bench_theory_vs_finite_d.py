@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 
 from attnphase.model import ModelParams  # noqa: E402
 from attnphase.theory.engine import QMCConfig, solve_batch  # noqa: E402
-from attnphase.theory.finite_size import at_dimension, passthrough  # noqa: E402
+from attnphase.theory.finite_size import at_dimension, coefficients  # noqa: E402
 from attnphase.theory.state import OrderParams  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,11 +108,15 @@ def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=Fals
         sols = solve_batch(p, list(alphas), branch, qmc_config=cfg, max_steps=300, **knobs)
     wall = time.perf_counter() - t
     out = [dict(s.to_dict(), wall_s=wall) for s in sols]
-    for t, s in zip(out, sols):
-        if s.converged:
-            t["passthrough"] = passthrough(s.params, s.alpha, s.x, points=cfg.points * cfg.scrambles)
     f.write_text(json.dumps(out, default=float))
     return out
+
+
+def finite_size_terms(struct: str, t: dict, points: int) -> dict:
+    """The O(1/d) coefficients of a converged theory point (``theory.finite_size.coefficients``)."""
+    p = ModelParams(omega=OMEGA, **STRUCTURES[struct]["params"])
+    x = OrderParams(*(np.asarray(t["matrices"][k], dtype=float) for k in ("q", "M", "theta", "V")))
+    return coefficients(p, t["alpha"], x, points=points)
 
 
 def _floor(kind_zero: str, q: float, sigma: float, k: int, d: int) -> float:
@@ -159,7 +163,7 @@ def compare(fd: dict, theory: dict[str, dict], d: int) -> list[dict]:
             tv, te = t[key], t.get(f"{key}_err", 0.0) or 0.0
             t_inf = tv
             if key in ("eps_g", "e_t"):
-                tv = at_dimension(t, t["passthrough"], d)[key]
+                tv = at_dimension(t, t["finite_size"], d)[key]
             zero = key in ("m", "theta") and abs(tv) < 1e-12
             if zero:
                 tol = 3.0 * _floor(key, float(np.mean(np.asarray(fd["q"])[sel])), sigma, k if key == "m" else 1, d)
@@ -232,6 +236,8 @@ def main(argv=None) -> int:
         alphas = (1.0, 2.0, 2.3) if struct == "L2r2" else (1.0, 2.0)
         for b in spec["branches"]:
             for t in run_theory(struct, b, alphas, cfg, out, a.rerun):
+                if t["converged"]:
+                    t["finite_size"] = finite_size_terms(struct, t, cfg.points * cfg.scrambles)
                 theory_all.setdefault((struct, t["alpha"]), {})[b] = t
     t_theory = time.perf_counter() - t0
     results = []
