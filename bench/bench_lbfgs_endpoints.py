@@ -120,7 +120,7 @@ def lowest_curvatures(grad, Q, k=3, eps=1e-4, shift=1.0):
 
 
 def run_case(struct: str, init: str, alpha: float, d: int, instances: int, seed=0, gtol64=1e-9,
-             max_iter64=20000, step=0.3) -> dict:
+             max_iter64=20000, step=0.3, hessian=True) -> dict:
     p = ModelParams(omega=0.3, **STRUCT[struct])
     cfg = TrainConfig(init=init, optimizer="lbfgs")
     rows = []
@@ -136,14 +136,14 @@ def run_case(struct: str, init: str, alpha: float, d: int, instances: int, seed=
             polish = lambda Q0: _lbfgs(Q0, kn, stats)  # noqa: E731
             Q1, it1, gn1, _ = polish(c["Q"])
             after = describe(Q1, c, p.lam, p.sigma)
-            vals, vecs = lowest_curvatures(jax.grad(risk), Q1)
+            vals, vecs = lowest_curvatures(jax.grad(risk), Q1) if hessian else (np.array([np.nan]), None)
             Qs = _lbfgs(_initial_Q(jax.random.split(key, 4)[3], jnp.asarray(0, jnp.int32), 0.0, c["Q_star"], p.r,
                                    d, jnp.float64), kn | dict(warmup_steps=jnp.asarray(cfg.warmup_steps, jnp.int32)),
                         stats)[0]
             row = dict(instance=i, before=before, semantic_start=describe(Qs, c, p.lam, p.sigma), f32_iters=inst["iters"], f32_grad_norm=inst["gn"],
                        after=after, f64_iters=int(it1), f64_grad_norm=float(gn1),
                        hessian_lowest=[float(v) for v in vals])
-            if vals[0] < 0:                    # a saddle: step off it along the negative-curvature direction
+            if hessian and vals[0] < 0:                    # a saddle: step off it along the negative-curvature direction
                 v = jnp.asarray(vecs[:, 0].reshape(Q1.shape))
                 scale = step * float(jnp.linalg.norm(Q1))
                 esc = []
@@ -155,7 +155,7 @@ def run_case(struct: str, init: str, alpha: float, d: int, instances: int, seed=
         rows.append(row)
         print(json.dumps(row), flush=True)
     return dict(case=dict(struct=struct, init=init, alpha=alpha, d=d, instances=instances, seed=seed,
-                          gtol64=gtol64, max_iter64=max_iter64, escape_step=step),
+                          gtol64=gtol64, max_iter64=max_iter64, escape_step=step, hessian=hessian),
                 load=os.getloadavg(), rows=rows)
 
 
@@ -167,12 +167,13 @@ def main(argv=None) -> int:
     ap.add_argument("--d", type=int, default=1000)
     ap.add_argument("--instances", type=int, default=16)
     ap.add_argument("--rerun", action="store_true")
+    ap.add_argument("--no-hessian", action="store_true", help="skip the Hessian (and the saddle escape)")
     a = ap.parse_args(argv)
     f = OUT / f"endpoints_{a.struct}_{a.init}_a{a.alpha:g}_d{a.d}_n{a.instances}.json"
     if f.exists() and not a.rerun:
         print(f.read_text())
         return 0
-    res = run_case(a.struct, a.init, a.alpha, a.d, a.instances)
+    res = run_case(a.struct, a.init, a.alpha, a.d, a.instances, hessian=not a.no_hessian)
     OUT.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(res, indent=1))
     return 0
