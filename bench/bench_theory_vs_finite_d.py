@@ -12,11 +12,17 @@ in (m, θ); each cluster is compared on q = tr q, m = ‖M‖_F, θ = ‖θ‖_F
 quantity that is exactly 0 in theory (m on the semantic branch, θ on the positional one) is compared with its
 finite-d floor instead: for Q independent of a unit direction, ‖Qᵀu‖/√d has size √(q/(σ² d)) per direction.
 
-Results are cached as JSON in docs/data/theory_vs_finite_d/ (``--rerun`` recomputes); the table replaces the
-section "## Theory against finite-d minimisers" at the END of docs/theory_general.md.
+ε_g and e_t are compared with the theory at dimension d (``theory.finite_size``: ε_g's O(1/d) term exact at the
+theory's overlaps, e_t's α E‖S(ĥ)P‖²/(2d)). ``--extrapolate`` also runs the series of ``EXTRAPOLATE`` (the same
+command at d = 500–4000) and fits a + b/d; the intercept is compared with the d → ∞ theory.
+
+Results are cached as JSON in docs/data/theory_vs_finite_d/ (``--rerun`` recomputes); the tables replace the
+section "## Theory against finite-d minimisers" at the END of docs/theory_general.md up to ``END_MARK``; the
+hand-written reading after that mark is kept.
 
 Usage (one command reproduces everything; ~25 min of CPU on an idle 2-core machine):
     python bench/bench_theory_vs_finite_d.py [--qmc-points 1024 --scrambles 4 --instances 16 --d 1000 --rerun]
+    (the tables in the docs: ``--qmc-points 512 --extrapolate``; the series add ~1 h of CPU)
 ``--quick`` (the slow test): d = 200, 4 instances, QMC 256 × 2, results under /tmp, no docs written.
 
 XLA_FLAGS: jax 0.10.2's CPU backend fails on the r = 2 engine map at ≥ 1024 QMC points with
