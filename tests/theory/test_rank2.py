@@ -196,3 +196,49 @@ def test_canonical_gauge_with_ref_keeps_the_free_sign_of_the_input():
         assert float(canonical_gauge(jx).q[0, 1]) > 0
         np.testing.assert_allclose(np.asarray(canonical_gauge(jf, ref=jx).q), x.q, atol=1e-14)
         np.testing.assert_allclose(np.asarray(canonical_gauge(jx, ref=jf).q), xf.q, atol=1e-14)
+
+
+def test_canonical_gauge_with_ref_keeps_a_sign_flip_of_the_signal_visible():
+    """A map output that is the input with its signal direction reflected (M → −M: F(x) = Ox, a 2-cycle, not a
+    fixed point) stays reflected with ``ref``; a small rotation of the input is still rotated back (drift);
+    without ``ref`` the diagonal of the signal block is made non-negative, as before."""
+    from attnphase.theory.state import canonical_gauge
+    x = _rank2([[0.03, 0.0], [0.0, 0.06]], th=(0.0, 0.0), V=[[14.5, 0.0], [0.0, 26.4]], M=(0.226, 0.0))
+    refl = np.diag([-1.0, 1.0])
+    c, s = np.cos(0.05), np.sin(0.05)
+    rot = np.array([[c, -s], [s, c]])
+    moved = lambda O: OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)  # noqa: E731
+    with jax.enable_x64(True):
+        j = lambda t: OrderParams(*(jnp.asarray(b) for b in t))  # noqa: E731
+        out = canonical_gauge(j(moved(refl)), ref=j(x))
+        np.testing.assert_allclose(np.asarray(out.M), -x.M, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(canonical_gauge(j(moved(refl))).M), x.M, atol=1e-14)
+        back = canonical_gauge(j(moved(rot)), ref=j(x))
+        for a, b in zip(back, x):
+            np.testing.assert_allclose(np.asarray(a), b, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_rank2_positional_pinned_point_is_a_genuine_fixed_point():
+    """r = 2 positional (θ̂ = 0, even ansatz), ω = 0.3, α = 2: the undamped map oscillates (eigenvalue ≈ −4.8),
+    damping 0.25 + Anderson converges. A genuine fixed point: the map returns M̂ with the sign of M (no hidden
+    reflection), the training loss α E[ℓ(ĥ)] + λ tr q/(2σ²) equals e_t = −Φ (an identity at any fixed point of
+    the prior side, violated by the reflected 2-cycle), both directions are used, and its e_t lies above the
+    mixed (free) point's, the global minimum."""
+    from attnphase.theory.engine import QMCConfig, solve
+    p = ModelParams(r=2, omega=0.3)
+    cfg = QMCConfig(points=512, scrambles=2)
+    pos = solve(p, 2.0, "positional", qmc_config=cfg, damping=0.25, anderson=5)
+    mix = solve(p, 2.0, "free", qmc_config=cfg, damping=0.3)
+    assert pos.converged and mix.converged, (pos.status, mix.status)
+    assert pos.values["theta"] == 0.0 and pos.values["m"] > 0.15
+    assert float(np.asarray(pos.hats.M_hat)[0, 0]) * float(np.asarray(pos.x.M)[0, 0]) > 0
+    eig = np.asarray(pos.values["q_eig"])
+    assert eig[0] > 0.1 * eig[1]
+    # −Φ minus the training loss, both written with α E[min value] (which cancels): zero at a fixed point
+    x = OrderParams(*(np.asarray(b) for b in pos.x))
+    h = type(pos.hats)(*(np.asarray(b) for b in pos.hats))
+    gap = 0.5 * (np.trace(h.q_hat @ x.V) - np.trace(h.V_hat @ x.q) + np.sum(x.M * h.M_hat)
+                 + np.sum(x.theta * h.theta_hat)) - p.lam * np.trace(x.q) / (2 * p.sigma ** 2)
+    assert abs(gap) < 0.05 * pos.values["e_t"], (gap, pos.values["e_t"])
+    assert mix.values["e_t"] + 3 * mix.errors["e_t"] < pos.values["e_t"] - 3 * pos.errors["e_t"]

@@ -49,6 +49,11 @@ def unflatten(v, r: int, k: int, r_star: int, cls=OrderParams):
     return cls(*out)
 
 
+FLIP_VISIBLE = 0.5
+"""|Qm_jj| above which :func:`canonical_gauge` (with ``ref``) reads the rotation as near the identity up to signs
+and keeps the signs that make O_jj > 0 (a rotation by more than 60° falls back to the non-negative diagonal)."""
+
+
 def canonical_gauge(x: OrderParams, ref: OrderParams | None = None) -> OrderParams:
     """Rotate ``x`` into a canonical gauge (``q → OqOᵀ, M → OM, θ → Oθ, V → OVOᵀ``; MODEL.md §8: the model is
     invariant under ``Q → QO``): O = Qᵀ from the QR factorisation of the signal block ``[θ, M]`` (r × (r*+k)),
@@ -60,7 +65,12 @@ def canonical_gauge(x: OrderParams, ref: OrderParams | None = None) -> OrderPara
     r > rank[θ, M] + 1 the complement is not fully fixed.) With ``ref`` (the map's input), an undetermined sign
     is chosen to agree with ``ref`` instead: where the signal leaves a direction free, the fixed point is even in
     it (q₀ⱼ = V₀ⱼ = 0 up to QMC noise) and the q₀ⱼ rule flips it from iteration to iteration (seen: the r = 2
-    semantic branch stuck at max_steps with a residual of ~2|q₀₁|/‖q‖)."""
+    semantic branch stuck at max_steps with a residual of ~2|q₀₁|/‖q‖). Also with ``ref``, the sign of a direction
+    the signal does fix is the one that keeps O closest to the identity (O_jj > 0 where |Qm_jj| > FLIP_VISIBLE),
+    not the one that makes the diagonal non-negative: a map that flips the signal (M → −M, i.e. F(x) = Ox with a
+    reflection O) is then seen as such (a 2-cycle, as at r = 1) instead of being rotated back into a fake fixed
+    point (seen: the r = 2 positional pinned map at α = 2 had such a "root" with m = 0.358, M̂ < 0 and
+    e_t = −Φ < 0)."""
     Z = jnp.concatenate([x.theta, x.M], axis=1)
     norms = jnp.linalg.norm(Z, axis=0)
     Z = Z[:, jnp.argsort(norms <= 1e-12 * (jnp.max(norms) + 1e-300), stable=True)]
@@ -70,14 +80,18 @@ def canonical_gauge(x: OrderParams, ref: OrderParams | None = None) -> OrderPara
     diag = jnp.zeros(r).at[:n].set(jnp.diagonal(R)[:n])
     qrot = Qm.T @ x.q @ Qm
     scale = jnp.max(jnp.abs(Z)) + 1e-300
-    s0 = jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, jnp.sign(diag[0]), 1.0)
+    signal_sign = jnp.sign(diag)
+    if ref is not None:     # keep a sign flip of the signal visible (module docstring of canonical_gauge)
+        qd = jnp.diagonal(Qm)
+        signal_sign = jnp.where(jnp.abs(qd) > FLIP_VISIBLE, jnp.sign(qd), signal_sign)
+    s0 = jnp.where(jnp.abs(diag[0]) > 1e-9 * scale, signal_sign[0], 1.0)
     if ref is None:
         free_sign = jnp.where(s0 * qrot[0] < 0, -1.0, 1.0)
     else:                   # align with ref: (OqOᵀ)_{0j}, (OVOᵀ)_{0j} of the same signs as ref's
         Vrot = Qm.T @ x.V @ Qm
         score = s0 * (qrot[0] * ref.q[0] + Vrot[0] * ref.V[0])
         free_sign = jnp.where(score < 0, -1.0, 1.0)
-    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, jnp.sign(diag), free_sign)
+    s = jnp.where(jnp.abs(diag) > 1e-9 * scale, signal_sign, free_sign)
     s = s.at[0].set(s0)
     O = s[:, None] * Qm.T
     return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
