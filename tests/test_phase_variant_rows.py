@@ -284,3 +284,44 @@ def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
     assert r.alpha_l is None and "α = 0.5 " in r.alpha_l_reason
     lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
     assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi < 0.6
+
+
+def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_resolution():
+    """The growth factor used to be evaluated on the nodes = 4 rule whatever the resolution of the transition
+    (σ = 1, ω = 0.02: crossing +1 at 0.4988 there, ≈ 0.524 at nodes = 8). A stand-in whose uninformative factor
+    crosses +1 at 0.4988 on nodes 4 and at 0.515 on nodes 8 (with a glitch of −0.015 near 0.513, as measured at
+    nodes 8): α_c of kind "competitor loses stability" is the nodes-8 crossing to 1e-3, the table's bracket
+    [0.4, 0.5] is widened to 0.6 (at nodes 8 the factor at 0.5 is still below +1), and the location records its
+    resolution and the difference to the nodes-4 crossing."""
+    base = gap_fake()
+    calls = []
+
+    def fake(params, alpha, branch, *, nodes=None, stability_nodes=None, **kw):
+        s = base(params, alpha, branch, nodes=nodes, **kw)
+        sn = min(nodes or 8, 4) if stability_nodes is None else stability_nodes
+        calls.append((branch, round(alpha, 6), nodes, sn))
+        if branch != "uninformative":
+            return s
+        stab = 1.0 + alpha - (0.4988 if sn <= 4 else 0.515) - (0.015 if sn > 4 and abs(alpha - 0.513) < 2e-3 else 0)
+        return dataclasses.replace(s, stability=stab, stable=stab <= 1.0)
+
+    r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6, 0.7], mixed_alphas=[], refine=False,
+                   extend=False, solver=fake)
+    assert r.alpha_c_kind == "competitor loses stability" and r.alpha_c_against == "uninformative"
+    assert abs(r.alpha_c - 0.515) <= 1e-3
+    loc = r.alpha_c_location
+    assert loc["nodes"] == 8 and loc["stability_nodes"] == 8 and loc["widened"] == [0.6]
+    assert abs(loc["alpha_curve_nodes"] - 0.4988) <= 1e-3 and abs(loc["difference"] - 0.0162) <= 2e-3
+    assert r.to_dict()["alpha_c_location"]["nodes"] == 8
+    assert any(sn == 8 and b == "uninformative" for b, _, _, sn in calls)
+    # where the nodes-8 factors do not bracket +1 on the table (crossing beyond the last row): kept at the
+    # survey's resolution, and a note says so
+    from attnphase.phase.transition import Switch, precise_crossing
+
+    fps = r.fixed_points
+    far = lambda params, alpha, branch, **kw: dataclasses.replace(fake(params, alpha, branch, **kw), stability=0.5)
+    notes = []
+    sw, loc = precise_crossing(ModelParams(omega=0.02, sigma=1.0), Switch(0.4988, "uninformative",
+                               "competitor loses stability", (0.4, 0.5)), fps, nodes=8, curve_nodes=4, solver=far,
+                               xtol=1e-3, notes=notes)
+    assert sw.alpha_c == 0.4988 and loc["nodes"] == 4 and "not located at nodes = 8" in notes[0]
