@@ -299,7 +299,7 @@ def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_reso
     def fake(params, alpha, branch, *, nodes=None, stability_nodes=None, **kw):
         s = base(params, alpha, branch, nodes=nodes, **kw)
         sn = min(nodes or 8, 4) if stability_nodes is None else stability_nodes
-        calls.append((branch, round(alpha, 6), nodes, sn))
+        calls.append((branch, round(alpha, 6), nodes, sn if kw.get("stability", True) else None))
         if branch != "uninformative":
             return s
         stab = 1.0 + alpha - (0.4988 if sn <= 4 else 0.515) - (0.015 if sn > 4 and abs(alpha - 0.513) < 2e-3 else 0)
@@ -314,6 +314,12 @@ def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_reso
     assert abs(loc["alpha_curve_nodes"] - 0.4988) <= 1e-3 and abs(loc["difference"] - 0.0162) <= 2e-3
     assert r.to_dict()["alpha_c_location"]["nodes"] == 8
     assert any(sn == 8 and b == "uninformative" for b, _, _, sn in calls)
+    # curves at nodes 8 too: every factor (branches, survey, crossing) on the nodes-8 rule, nothing to redo
+    calls.clear()
+    r8 = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6, 0.7], mixed_alphas=[], refine=False,
+                    extend=False, solver=fake, curve_nodes=None)
+    assert abs(r8.alpha_c - 0.515) <= 1e-3 and r8.alpha_c_location["difference"] == 0.0
+    assert {sn for _, _, n, sn in calls} - {None} == {8}
     # where the nodes-8 factors do not bracket +1 on the table (crossing beyond the last row): kept at the
     # survey's resolution, and a note says so
     from attnphase.phase.transition import Switch, precise_crossing

@@ -413,6 +413,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     """
     from ..provenance import provenance as _prov
     from ..theory import DEFAULT_NODES, eps_lin as _eps_lin
+    from ..theory.solver import STABILITY_NODES
 
     nodes = DEFAULT_NODES if nodes is None else nodes
     curve_nodes = nodes if curve_nodes is None else curve_nodes
@@ -427,6 +428,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     init = init or {}
     el = float(_eps_lin(params))
     kw = dict(nodes=curve_nodes, max_steps=max_steps, min_step=end_xtol, solver=solver)
+    if curve_nodes > STABILITY_NODES:   # an unstable branch end located on the branch's own rule
+        kw["stability_nodes"] = curve_nodes
     branches: dict[str, Branch] = {}
     for b in ("semantic", "positional"):
         order = list(grid[::-1]) if b == "semantic" else list(grid)
@@ -462,10 +465,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_location: dict[str, Any] = {}
     if fixed_points:
         fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
-                     solver=solver, progress=progress)
+                     solver=solver, progress=progress, stability_nodes=kw.get("stability_nodes"))
         gm = global_minimum(fps)
         def loc(kind, a0, a1):
-            return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol)
+            return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
+                                   stability_nodes=kw.get("stability_nodes"))
         sw = global_switch(gm, fps, branches, alpha_c, locate=loc)
         if sw is not None and sw.kind == "competitor loses stability" and sw.alpha_c is not None:
             sw, c_location = precise_crossing(params, sw, fps, nodes=nodes, curve_nodes=curve_nodes, solver=solver,
@@ -490,7 +494,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 progress(f"extend up to α={block[-1]:g} (α_l)", 0, 1)
             _extend(params, branches, "up", block, kw)
             hi = max(hi, max(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver))
+            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
+                                      stability_nodes=kw.get("stability_nodes")))
             gm = global_minimum(fps)
             sem, pos, g, _, _ = _tables(branches, el)
             alpha_l = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"])
@@ -923,9 +928,7 @@ def precise_crossing(params: ModelParams, sw: Switch, fps, *, nodes: int, curve_
     moved the crossing by ~0.014). Returns the switch (unchanged when the precise location fails: a note says
     so) and the location record (``alpha_curve_nodes``, ``difference`` = precise − survey's)."""
     loc: dict[str, Any] = dict(alpha_curve_nodes=float(sw.alpha_c), curve_nodes=curve_nodes)
-    from ..theory.solver import STABILITY_NODES
-
-    if min(curve_nodes, STABILITY_NODES) == nodes:
+    if curve_nodes == nodes:   # the survey's factors are on this rule already (transition: stability_nodes)
         loc.update(nodes=nodes, stability_nodes=nodes, difference=0.0)
         return sw, loc
     b = _factor_bracket(fps, sw.against, *sw.bracket)
@@ -939,7 +942,7 @@ def precise_crossing(params: ModelParams, sw: Switch, fps, *, nodes: int, curve_
             return dataclasses.replace(sw, alpha_c=r), loc
     notes.append(f"α_c (the {sw.against} point's growth factor crossing +1) left at the survey's resolution "
                  f"nodes = {curve_nodes}: not located at nodes = {nodes} ({loc.get('note', '')})")
-    loc.update(nodes=curve_nodes, stability_nodes=min(curve_nodes, STABILITY_NODES))
+    loc.update(nodes=curve_nodes, stability_nodes=curve_nodes)
     return sw, loc
 
 
