@@ -331,3 +331,23 @@ def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_reso
                                "competitor loses stability", (0.4, 0.5)), fps, nodes=8, curve_nodes=4, solver=far,
                                xtol=1e-3, notes=notes)
     assert sw.alpha_c == 0.4988 and loc["nodes"] == 4 and "not located at nodes = 8" in notes[0]
+
+
+def test_alpha_l_is_bracketed_where_the_semantic_branch_begins_above_alpha_c_between_table_rows():
+    """σ = 1, ω = 0.02 with α_c located at nodes 8 (0.524): the uninformative point is a saddle above α_c, the
+    semantic branch is valid only from 0.5398, and no table α lies between them — the stretch is still unknown,
+    so α_l (read as α_c) is only bracketed. Not so where the semantic branch is valid below α_c (a crossing)."""
+    from attnphase.phase.transition import unknown_gap
+
+    def sem(alphas):
+        pts = [BranchPoint(SimpleNamespace(alpha=a, theta=0.3, e_t=1e-3, eps_g=0.001, q=0.5, m=0.0, branch="semantic"),
+                           PointState.OK) for a in alphas]
+        return Branch("semantic", ModelParams(sigma=1.0), pts)
+    gm = global_minimum(_fps([(0.5, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.98, "u"),
+                              (0.6, "semantic", 1e-3, 0.001, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
+    gap = unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5398, 0.6]))
+    assert gap.alphas == () and gap.semantic_from == 0.5398 and gap.bound == "0.5240–0.5398"
+    assert "between α_c and 0.5398" in gap.reason
+    assert unknown_gap(gm, 0.524, 0.5398, 0.0039, sem([0.5398, 0.6])).bound == "0.5240–0.5398"   # read at its edge
+    assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5245, 0.6])) is None   # begins at α_c (within 2e-3)
+    assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5, 0.6])) is None      # valid below α_c: a crossing

@@ -1008,22 +1008,34 @@ class UnknownGap:
     alpha_c: float
     alpha_l: float
     alphas: tuple[float, ...]
+    semantic_from: float | None = None
+    """The semantic branch's first valid α above α_c, when it lies above α_c (no stable fixed point known
+    between them even without a table α there)."""
 
     @property
     def bound(self) -> str:
         return f"{self.alpha_c:.4f}–{self.alpha_l:.4f}"
 
+    def _where(self) -> str:
+        at = "at α = " + ", ".join(f"{a:g}" for a in self.alphas) if self.alphas else ""
+        between = ("" if self.semantic_from is None else
+                   f"between α_c and {self.semantic_from:.4f}, where the semantic branch is first valid")
+        return " and ".join(x for x in (at, between) if x)
+
     @property
     def reason(self) -> str:
-        at = ", ".join(f"{a:g}" for a in self.alphas)
-        return (f"α_l lies in [{self.alpha_c:.4f}, {self.alpha_l:.4f}]: no stable fixed point is known at α = {at} "
+        return (f"α_l lies in [{self.alpha_c:.4f}, {self.alpha_l:.4f}]: no stable fixed point is known {self._where()} "
                 f"(the global minimum and its ε_g are unknown there); {self.alpha_l:.4f} is where the global ε_g is "
                 "first known below ε_lin")
 
     @property
     def note(self) -> str:
-        return (f"α_l = {self.alpha_l:.4f} not certified: global minimum unknown at α = "
-                + ", ".join(f"{a:g}" for a in self.alphas))
+        return f"α_l = {self.alpha_l:.4f} not certified: global minimum unknown {self._where()}"
+
+
+SEMANTIC_GAP_TOL = 2 * END_XTOL
+"""How far above α_c the semantic branch's first valid point must lie for the stretch between them to count as
+unknown (a branch end is located to ``END_XTOL``, so a continuous birth or a fold at α_c lies within this)."""
 
 
 def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float = math.nan,
@@ -1032,7 +1044,12 @@ def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float
     ``none`` (no stable fixed point converged) before its first known row, when α_l lies below that row: α_l was
     then read where the global minimum is unknown (or at its edge), and is only bracketed by α_c and the first α
     where the global ε_g is *known* below ε_lin — α_l itself, or the first valid point of the ``semantic``
-    Branch with ε_g below ``eps_lin`` if that is higher. None when there is no such stretch.
+    Branch with ε_g below ``eps_lin`` if that is higher. Also when α_l lies below the ``semantic`` Branch's
+    lowest valid point and that lies above α_c (by more than :data:`SEMANTIC_GAP_TOL`), with or without a table α
+    in between (α_l at that point itself: read at the edge of the unknown stretch): the competitor turned
+    unstable at α_c before the semantic point exists (σ = 1, ω = 0.02 with
+    α_c located at nodes 8: 0.524, the semantic branch first valid at 0.5398). None when there is no such
+    stretch.
 
     σ = 1, ω = 0.02: the uninformative point is a saddle from α_c = 0.4988, the semantic branch first valid at
     0.5398 (the table's α_l), α = 0.5 between them unknown (docs/phase_boundaries.md)."""
@@ -1041,16 +1058,18 @@ def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float
     above = gm[gm["alpha"] > alpha_c + 1e-9].sort_values("alpha")
     kinds = above["global_kind"].to_numpy()
     n = int(np.argmax(kinds != "none")) if (kinds != "none").any() else len(kinds)
-    if n == 0:
-        return None
     a_known = float(above["alpha"].iloc[n]) if n < len(kinds) else math.inf
-    if alpha_l >= a_known - 1e-9:
+    valid = [float(p.alpha) for p in semantic.valid()] if semantic is not None else []
+    first = min(valid) if valid else None   # the semantic branch's lowest valid point
+    hole = first if first is not None and first > alpha_c + SEMANTIC_GAP_TOL and alpha_l <= first + 1e-9 else None
+    if hole is None and (n == 0 or alpha_l >= a_known - 1e-9):
         return None
     upper = float(alpha_l)
     if semantic is not None:
         ok = [float(p.alpha) for p in semantic.valid() if p.alpha >= alpha_c - 1e-9 and float(p.eps_g) < eps_lin]
         upper = max([upper] + ok[:1])
-    return UnknownGap(float(alpha_c), upper, tuple(float(a) for a in above["alpha"].iloc[:n]))
+    rows = tuple(float(a) for a in above["alpha"].iloc[:n]) if alpha_l < a_known - 1e-9 else ()
+    return UnknownGap(float(alpha_c), upper, rows, hole)
 
 
 def _kind_runs(gm) -> list[dict[str, Any]]:
