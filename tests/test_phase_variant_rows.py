@@ -359,3 +359,20 @@ def test_alpha_l_is_bracketed_where_the_semantic_branch_begins_above_alpha_c_bet
     assert unknown_gap(gm, 0.524, 0.5398, 0.0039, sem([0.5398, 0.6])).bound == "0.5240–0.5398"   # read at its edge
     assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5245, 0.6])) is None   # begins at α_c (within 2e-3)
     assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5, 0.6])) is None      # valid below α_c: a crossing
+
+
+def test_solve_point_evaluates_the_growth_factor_at_the_requested_resolution():
+    """σ = 1, ω = 0.02, α = 0.5 (MODEL.md §7): the uninformative point's factor against θ is above +1 on the
+    nodes-4 rule (measured 1.0009) and below on nodes 8 (0.9845) — the bias this parameter removes. The
+    solution records the rule; a bad value is a one-line ParameterError."""
+    from attnphase.errors import ParameterError
+    from attnphase.theory import solve_point
+
+    p = ModelParams(omega=0.02, sigma=1.0)
+    coarse = solve_point(p, 0.5, "uninformative", nodes=4)
+    fine = solve_point(p, 0.5, "uninformative", nodes=8, init=coarse, stability_nodes=8)
+    assert coarse.stability_nodes == 4 and fine.stability_nodes == 8
+    assert coarse.stability > 1.0 > fine.stability and 0.005 < coarse.stability - fine.stability < 0.03
+    assert solve_point(p, 0.5, "uninformative", nodes=4, stability=False).stability_nodes is None
+    with pytest.raises(ParameterError, match="stability_nodes"):
+        solve_point(p, 0.5, "uninformative", nodes=4, stability_nodes=1)
