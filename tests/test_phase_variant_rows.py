@@ -376,3 +376,19 @@ def test_solve_point_evaluates_the_growth_factor_at_the_requested_resolution():
     assert solve_point(p, 0.5, "uninformative", nodes=4, stability=False).stability_nodes is None
     with pytest.raises(ParameterError, match="stability_nodes"):
         solve_point(p, 0.5, "uninformative", nodes=4, stability_nodes=1)
+
+
+def test_alpha_l_is_read_across_alpha_c_on_the_semantic_branch():
+    """σ = 1, ω = 0.05 with α_c at nodes 8 (0.5346): no semantic point between α_c and the next table row 0.6,
+    where ε_g^sem is already below ε_lin; the crossing lies between the semantic point below α_c (0.51) and 0.6,
+    not at α_c (the old answer). α_c itself only where the semantic ε_g is already below ε_lin there."""
+    from attnphase.phase.transition import _alpha_l_global
+
+    def sem(pts):
+        return Branch("semantic", ModelParams(sigma=1.0), [
+            BranchPoint(SimpleNamespace(alpha=a, theta=0.3, e_t=1e-3, eps_g=e, q=0.5, m=0.0, branch="semantic"),
+                        PointState.OK) for a, e in pts])
+    gm = global_minimum(_fps([(0.5, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.98, "u"),
+                              (0.6, "semantic", 1e-3, 0.002, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
+    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.006), (0.6, 0.002)])) == pytest.approx(0.555)
+    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.0045), (0.6, 0.002)])) == 0.5346
