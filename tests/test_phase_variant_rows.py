@@ -379,9 +379,10 @@ def test_solve_point_evaluates_the_growth_factor_at_the_requested_resolution():
 
 
 def test_alpha_l_is_read_across_alpha_c_on_the_semantic_branch():
-    """σ = 1, ω = 0.05 with α_c at nodes 8 (0.5346): no semantic point between α_c and the next table row 0.6,
-    where ε_g^sem is already below ε_lin; the crossing lies between the semantic point below α_c (0.51) and 0.6,
-    not at α_c (the old answer). α_c itself only where the semantic ε_g is already below ε_lin there."""
+    """α_c moved up (nodes-8 location) past the semantic points near the fold: no semantic point between α_c and
+    the next table row 0.6, where ε_g^sem is already below ε_lin; the crossing lies between the semantic point
+    below α_c (0.51) and 0.6, not at α_c (the old answer). α_c itself only where the semantic ε_g is already
+    below ε_lin there (as measured at σ = 1, ω = 0.05: ε_g^sem(0.53) = 0.047 < ε_lin = 0.067)."""
     from attnphase.phase.transition import _alpha_l_global
 
     def sem(pts):

@@ -990,8 +990,9 @@ def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float, s
         # the crossing lies in [α_c, first row]: on the semantic branch's own (adaptive) points there — α_c
         # itself only if the semantic ε_g is already below ε_lin at α_c (a continuous birth starts at the
         # competitor's ε_g: λ = 0.001, ω = 0.02 had ε_g^sem(0.5) = 0.00369 < ε_lin = 0.00386 < ε_g(α_c))
-        # (with the nearest valid point below α_c, if any: σ = 1, ω = 0.05 had no point between α_c = 0.5346 and
-        # the row 0.6, and α_l = α_c although ε_g^sem crosses ε_lin at 0.5565)
+        # (with the nearest valid point below α_c, if any: with α_c moved up by its nodes-8 location there may be
+        # no semantic point between α_c and the row, and the lowest one above α_c alone would say "α_c" even where
+        # ε_g^sem crosses ε_lin between α_c and that row)
         pts = sorted((float(p.alpha), float(p.eps_g)) for p in semantic.valid()
                      if p.alpha <= float(first["alpha"]) + 1e-9 and math.isfinite(float(p.eps_g)))
         pts = [q for q in pts if q[0] < alpha_c - 1e-9][-1:] + [q for q in pts if q[0] >= alpha_c - 1e-9]
