@@ -62,6 +62,12 @@ def _row(sigma, lam, w, alphas=None) -> str:
     reason = "; ".join(x for x in (d["alpha_c_reason"], d["alpha_l_reason"]) if x)
     if glob and "global minimum (lowest" not in reason:   # (the list is already in a reason of _global_reason)
         reason = f"{reason}; global minimum: {glob}" if reason else f"global minimum: {glob}"
+    loc = r.alpha_c_location
+    if loc.get("difference") is not None and loc.get("nodes") != loc.get("curve_nodes"):
+        reason += (f"; α_c = the growth factor's crossing located at nodes {loc['nodes']} (±{loc.get('fit_stderr', 0):.4f}; "
+                   f"{loc['alpha_curve_nodes']:.4f} at nodes {loc['curve_nodes']})")
+    elif loc.get("note"):
+        reason += f"; α_c left at nodes {loc['nodes']}: {loc['note']}"
     against = r.alpha_c_against + (f" ({r.alpha_c_kind})" if r.alpha_c_kind and r.alpha_c_kind != "crossing" else "")
     return (f"| {w:g} | {sigma:g} | {lam:g} | {_val(r.alpha_c, r.alpha_c_bound)} | "
             f"{'—' if not paper else paper[0]} | {_val(r.alpha_l, r.alpha_l_bound)} | "

@@ -276,11 +276,120 @@ def test_alpha_l_is_only_bracketed_where_the_global_minimum_is_unknown_below_it(
 @pytest.mark.slow
 def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
     """σ = 1, ω = 0.02 on the grid [0.4, 0.5, 0.6]: the uninformative point turns unstable against θ at
-    α_c ≈ 0.499 (nodes = 4 factor), the semantic branch followed down ends near 0.53 (no converged fixed
-    point at α = 0.5: the θ direction is flat within the rule's error, docs/phase_boundaries.md), so α_l is
-    reported as the bracket [α_c, first valid semantic point], with α = 0.5 named as unknown."""
+    α_c ≈ 0.524 (nodes = 8 factor; 0.499 on the survey's nodes = 4 factor), the semantic branch followed down
+    ends near 0.54 (no converged fixed point at α = 0.5: the θ direction is flat within the rule's error,
+    docs/phase_boundaries.md). Between α_c and the semantic branch's first valid point no stable fixed point is
+    known: α_l is never read inside that stretch — it is a number above it (measured 0.5624 on this grid, where
+    ε_g^sem crosses ε_lin) or the bracket [α_c, first valid semantic point]."""
     r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6], mixed_alphas=[], extend=False)
-    assert r.alpha_c is not None and 0.49 < r.alpha_c < 0.51 and r.alpha_c_kind == "competitor loses stability"
-    assert r.alpha_l is None and "α = 0.5 " in r.alpha_l_reason
-    lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
-    assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi < 0.6
+    assert r.alpha_c is not None and 0.515 < r.alpha_c < 0.535 and r.alpha_c_kind == "competitor loses stability"
+    assert r.alpha_c_location["nodes"] == 8 and abs(r.alpha_c_location["alpha_curve_nodes"] - 0.4988) < 2e-3
+    first = min(p.alpha for p in r.branches["semantic"].valid())
+    assert first > r.alpha_c + 2e-3
+    if r.alpha_l is not None:
+        assert r.alpha_l > first
+    else:
+        assert "between α_c and" in r.alpha_l_reason
+        lo, hi = (float(x) for x in r.alpha_l_bound.split("–"))
+        assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi < 0.6
+
+
+def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_resolution():
+    """The growth factor used to be evaluated on the nodes = 4 rule whatever the resolution of the transition
+    (σ = 1, ω = 0.02: crossing +1 at 0.4988 there, ≈ 0.524 at nodes = 8). A stand-in whose uninformative factor
+    crosses +1 at 0.4988 on nodes 4 and at 0.515 on nodes 8 (with a glitch of −0.015 near 0.513, as measured at
+    nodes 8): α_c of kind "competitor loses stability" is the nodes-8 crossing to 1e-3, the table's bracket
+    [0.4, 0.5] is widened to 0.6 (at nodes 8 the factor at 0.5 is still below +1), and the location records its
+    resolution and the difference to the nodes-4 crossing."""
+    base = gap_fake()
+    calls = []
+
+    def fake(params, alpha, branch, *, nodes=None, stability_nodes=None, **kw):
+        s = base(params, alpha, branch, nodes=nodes, **kw)
+        sn = min(nodes or 8, 4) if stability_nodes is None else stability_nodes
+        calls.append((branch, round(alpha, 6), nodes, sn if kw.get("stability", True) else None))
+        if branch != "uninformative":
+            return s
+        stab = 1.0 + alpha - (0.4988 if sn <= 4 else 0.515) - (0.015 if sn > 4 and abs(alpha - 0.513) < 2e-3 else 0)
+        return dataclasses.replace(s, stability=stab, stable=stab <= 1.0)
+
+    r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6, 0.7], mixed_alphas=[], refine=False,
+                   extend=False, solver=fake)
+    assert r.alpha_c_kind == "competitor loses stability" and r.alpha_c_against == "uninformative"
+    assert abs(r.alpha_c - 0.515) <= 1e-3
+    loc = r.alpha_c_location
+    assert loc["nodes"] == 8 and loc["stability_nodes"] == 8 and loc["widened"] == [0.6]
+    assert abs(loc["alpha_curve_nodes"] - 0.4988) <= 1e-3 and abs(loc["difference"] - 0.0162) <= 2e-3
+    assert r.to_dict()["alpha_c_location"]["nodes"] == 8
+    assert any(sn == 8 and b == "uninformative" for b, _, _, sn in calls)
+    # curves at nodes 8 too: every factor (branches, survey, crossing) on the nodes-8 rule, nothing to redo
+    calls.clear()
+    r8 = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6, 0.7], mixed_alphas=[], refine=False,
+                    extend=False, solver=fake, curve_nodes=None)
+    assert abs(r8.alpha_c - 0.515) <= 1e-3 and r8.alpha_c_location["difference"] == 0.0
+    assert {sn for _, _, n, sn in calls} - {None} == {8}
+    # where the nodes-8 factors do not bracket +1 on the table (crossing beyond the last row): kept at the
+    # survey's resolution, and a note says so
+    from attnphase.phase.transition import Switch, precise_crossing
+
+    fps = r.fixed_points
+    far = lambda params, alpha, branch, **kw: dataclasses.replace(fake(params, alpha, branch, **kw), stability=0.5)
+    notes = []
+    sw, loc = precise_crossing(ModelParams(omega=0.02, sigma=1.0), Switch(0.4988, "uninformative",
+                               "competitor loses stability", (0.4, 0.5)), fps, nodes=8, curve_nodes=4, solver=far,
+                               xtol=1e-3, notes=notes)
+    assert sw.alpha_c == 0.4988 and loc["nodes"] == 4 and "not located at nodes = 8" in notes[0]
+
+
+def test_alpha_l_is_bracketed_where_the_semantic_branch_begins_above_alpha_c_between_table_rows():
+    """σ = 1, ω = 0.02 with α_c located at nodes 8 (0.524): the uninformative point is a saddle above α_c, the
+    semantic branch is valid only from 0.5398, and no table α lies between them — the stretch is still unknown,
+    so α_l (read as α_c) is only bracketed. Not so where the semantic branch is valid below α_c (a crossing)."""
+    from attnphase.phase.transition import unknown_gap
+
+    def sem(alphas):
+        pts = [BranchPoint(SimpleNamespace(alpha=a, theta=0.3, e_t=1e-3, eps_g=0.001, q=0.5, m=0.0, branch="semantic"),
+                           PointState.OK) for a in alphas]
+        return Branch("semantic", ModelParams(sigma=1.0), pts)
+    gm = global_minimum(_fps([(0.5, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.98, "u"),
+                              (0.6, "semantic", 1e-3, 0.001, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
+    gap = unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5398, 0.6]))
+    assert gap.alphas == () and gap.semantic_from == 0.5398 and gap.bound == "0.5240–0.5398"
+    assert "between α_c and 0.5398" in gap.reason
+    assert unknown_gap(gm, 0.524, 0.5398, 0.0039, sem([0.5398, 0.6])).bound == "0.5240–0.5398"   # read at its edge
+    assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5245, 0.6])) is None   # begins at α_c (within 2e-3)
+    assert unknown_gap(gm, 0.524, 0.524, 0.0039, sem([0.5, 0.6])) is None      # valid below α_c: a crossing
+
+
+def test_solve_point_evaluates_the_growth_factor_at_the_requested_resolution():
+    """σ = 1, ω = 0.02, α = 0.5 (MODEL.md §7): the uninformative point's factor against θ is above +1 on the
+    nodes-4 rule (measured 1.0009) and below on nodes 8 (0.9845) — the bias this parameter removes. The
+    solution records the rule; a bad value is a one-line ParameterError."""
+    from attnphase.errors import ParameterError
+    from attnphase.theory import solve_point
+
+    p = ModelParams(omega=0.02, sigma=1.0)
+    coarse = solve_point(p, 0.5, "uninformative", nodes=4)
+    fine = solve_point(p, 0.5, "uninformative", nodes=8, init=coarse, stability_nodes=8)
+    assert coarse.stability_nodes == 4 and fine.stability_nodes == 8
+    assert coarse.stability > 1.0 > fine.stability and 0.005 < coarse.stability - fine.stability < 0.03
+    assert solve_point(p, 0.5, "uninformative", nodes=4, stability=False).stability_nodes is None
+    with pytest.raises(ParameterError, match="stability_nodes"):
+        solve_point(p, 0.5, "uninformative", nodes=4, stability_nodes=1)
+
+
+def test_alpha_l_is_read_across_alpha_c_on_the_semantic_branch():
+    """α_c moved up (nodes-8 location) past the semantic points near the fold: no semantic point between α_c and
+    the next table row 0.6, where ε_g^sem is already below ε_lin; the crossing lies between the semantic point
+    below α_c (0.51) and 0.6, not at α_c (the old answer). α_c itself only where the semantic ε_g is already
+    below ε_lin there (as measured at σ = 1, ω = 0.05: ε_g^sem(0.53) = 0.047 < ε_lin = 0.067)."""
+    from attnphase.phase.transition import _alpha_l_global
+
+    def sem(pts):
+        return Branch("semantic", ModelParams(sigma=1.0), [
+            BranchPoint(SimpleNamespace(alpha=a, theta=0.3, e_t=1e-3, eps_g=e, q=0.5, m=0.0, branch="semantic"),
+                        PointState.OK) for a, e in pts])
+    gm = global_minimum(_fps([(0.5, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.98, "u"),
+                              (0.6, "semantic", 1e-3, 0.002, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
+    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.006), (0.6, 0.002)])) == pytest.approx(0.555)
+    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.0045), (0.6, 0.002)])) == 0.5346

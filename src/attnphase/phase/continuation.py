@@ -153,6 +153,12 @@ class SolveSettings:
     max_steps: int = MAX_STEPS
     rtol: float = CURVE_RTOL
     stability: bool = True
+    stability_nodes: int | None = None
+    """Rule of the growth factor (``solve_point``'s ``stability_nodes``); None: the solver's default."""
+
+    def extra(self) -> dict[str, int]:
+        """The keyword for the solver, only when set (stand-in solvers need not know it)."""
+        return {} if self.stability_nodes is None else dict(stability_nodes=self.stability_nodes)
 
 
 def overlap_key(branch: str) -> str:
@@ -292,7 +298,7 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
                   min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
                   progress: Callable[[int], None] | None = None, stability_margin: float | None = None,
-                  xtol: float = END_XTOL) -> Branch:
+                  xtol: float = END_XTOL, stability_nodes: int | None = None) -> Branch:
     """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
     given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
@@ -303,7 +309,9 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     (``stability=None`` on the point) where it cannot make the point ``unstable`` (:func:`_skip_stability`);
     None (default): evaluate it at every point. ``xtol``: resolution in α of an ``unstable`` end (the growth
     factor's crossing of +1, located by at most :data:`CROSSING_SOLVES` extra solves once bracketed to
-    ``min_step``).
+    ``min_step``). ``stability_nodes``: the rule the growth factor is evaluated on (None: the solver's default,
+    ``min(nodes, 4)``); :func:`~.transition.transition` passes the branch's ``nodes`` where they are finer, so
+    that an ``unstable`` end is located at the branch's own resolution.
 
     With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
     branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
@@ -315,7 +323,7 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     if not xtol > 0:
         raise ParameterError("xtol", "> 0", xtol)
     solve = solver or default_solver()
-    cfg = SolveSettings(nodes, max_steps, rtol, stability)
+    cfg = SolveSettings(nodes, max_steps, rtol, stability, stability_nodes)
     out = Branch(branch, params, [])
     valid: list = [p for p in (history or []) if point_state(p).valid]
     guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
@@ -325,7 +333,7 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         out.solves += 1
         stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
         s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cfg.max_steps,
-                  stability=stab, rtol=cfg.rtol)
+                  stability=stab, rtol=cfg.rtol, **cfg.extra())
         if stalled(s, cfg.rtol) and nodes is None:
             out.solves += 1
             s = _resolve_stall(solve, params, float(a), branch, s, cfg, stab)
@@ -409,7 +417,7 @@ def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSett
     if n <= 0:
         return sol
     s2 = solve(params, alpha, branch, nodes=2 * n, init=sol, max_steps=cfg.max_steps, stability=stab,
-               rtol=cfg.rtol)
+               rtol=cfg.rtol, **cfg.extra())
     if not s2.converged:
         return sol
     note = (f"converged at nodes={2 * n} after a stall at the nodes={n} noise floor "

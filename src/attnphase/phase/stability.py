@@ -232,7 +232,7 @@ def _kicked(sol, sigma: float, direction: str):
 
 
 def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4, solver=None,
-           progress: Callable[[str, int, int], None] | None = None):
+           progress: Callable[[str, int, int], None] | None = None, stability_nodes: int | None = None):
     """All fixed points that decide the global minimum at each α of ``alphas`` (MODEL.md §6 "Transition").
 
     From the followed pinned branches (``branches``: ``{"semantic": Branch, "positional": Branch}``) it takes
@@ -244,6 +244,7 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
     converges only to attracting fixed points, so what it finds is stable; it is classified by its overlaps
     (:func:`fixed_point_kind`) — a *mixed* point, or a pure one the pinned continuation missed.
     Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source.
+    ``stability_nodes``: the rule of the uninformative point's growth factor (None: the solver's default).
     """
     import pandas as pd
 
@@ -274,7 +275,8 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
         uni = None
         if pos is None or not point_state(pos).valid:
             uni = solve(params, a, "uninformative", nodes=nodes, init=uni_prev, max_steps=SURVEY_MAX_STEPS,
-                        stability=True, rtol=CURVE_RTOL)
+                        stability=True, rtol=CURVE_RTOL,
+                        **({} if stability_nodes is None else dict(stability_nodes=stability_nodes)))
             if uni.converged and math.isfinite(float(uni.e_t)):
                 uni_prev = uni
                 stable = uni.stability is not None and uni.stability <= 1.0

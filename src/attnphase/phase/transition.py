@@ -12,6 +12,7 @@ follows the physics.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -155,6 +156,10 @@ class TransitionResult:
     fixed_points: Any = None  # pandas.DataFrame (stability.survey): every fixed point found per α
     global_minimum: Any = None  # pandas.DataFrame (stability.global_minimum)
     alpha_c_kind: str = ""
+    alpha_c_location: dict[str, Any] = field(default_factory=dict)
+    """Where α_c is a growth factor's crossing of +1 (kind ``competitor loses stability``): the resolution it was
+    located at (``nodes``, ``stability_nodes``), its bracket, and ``alpha_curve_nodes``/``difference``: the same
+    crossing at the survey's resolution and how far the precise one lies from it (:func:`precise_crossing`)."""
 
     @property
     def mixed_found(self) -> bool:
@@ -178,6 +183,7 @@ class TransitionResult:
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
                  alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
+                 alpha_c_location=self.alpha_c_location,
                  global_kinds=_kind_runs(self.global_minimum), alpha_c_pinned=self.alpha_c_pinned,
                  alpha_l=self.alpha_l, alpha_l_bound=self.alpha_l_bound, alpha_l_reason=self.alpha_l_reason,
                  eps_lin=self.eps_lin, alpha_range=list(self.alpha_range),
@@ -407,6 +413,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     """
     from ..provenance import provenance as _prov
     from ..theory import DEFAULT_NODES, eps_lin as _eps_lin
+    from ..theory.solver import STABILITY_NODES
 
     nodes = DEFAULT_NODES if nodes is None else nodes
     curve_nodes = nodes if curve_nodes is None else curve_nodes
@@ -421,6 +428,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     init = init or {}
     el = float(_eps_lin(params))
     kw = dict(nodes=curve_nodes, max_steps=max_steps, min_step=end_xtol, solver=solver)
+    if curve_nodes > STABILITY_NODES:   # an unstable branch end located on the branch's own rule
+        kw["stability_nodes"] = curve_nodes
     branches: dict[str, Branch] = {}
     for b in ("semantic", "positional"):
         order = list(grid[::-1]) if b == "semantic" else list(grid)
@@ -453,13 +462,18 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             progress("refine", 1, 1)
     fps = gm = None
     c_kind = "crossing" if alpha_c is not None else ""
+    c_location: dict[str, Any] = {}
     if fixed_points:
         fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
-                     solver=solver, progress=progress)
+                     solver=solver, progress=progress, stability_nodes=kw.get("stability_nodes"))
         gm = global_minimum(fps)
         def loc(kind, a0, a1):
-            return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol)
+            return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
+                                   stability_nodes=kw.get("stability_nodes"))
         sw = global_switch(gm, fps, branches, alpha_c, locate=loc)
+        if sw is not None and sw.kind == "competitor loses stability" and sw.alpha_c is not None:
+            sw, c_location = precise_crossing(params, sw, fps, nodes=nodes, curve_nodes=curve_nodes, solver=solver,
+                                              xtol=end_xtol, notes=notes)
         if sw is not None:
             if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing"):
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) "
@@ -480,7 +494,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 progress(f"extend up to α={block[-1]:g} (α_l)", 0, 1)
             _extend(params, branches, "up", block, kw)
             hi = max(hi, max(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver))
+            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
+                                      stability_nodes=kw.get("stability_nodes")))
             gm = global_minimum(fps)
             sem, pos, g, _, _ = _tables(branches, el)
             alpha_l = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"])
@@ -513,12 +528,13 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     prov = _prov(dict(params=params.to_dict(), alphas=list(map(float, grid)), nodes=nodes, curve_nodes=curve_nodes,
                       xtol=xtol, refine=refine, mixed_alphas=list(map(float, mixed_alphas)), mixed_nodes=mixed_nodes,
                       max_steps=max_steps, extend=extend, alpha_min=alpha_min, alpha_max=alpha_max,
-                      end_xtol=end_xtol, alpha_range=[lo, hi]),
+                      end_xtol=end_xtol, alpha_range=[lo, hi], alpha_c_location=c_location),
                  kind="transition", states={b: br.states() for b, br in branches.items()},
                  solves={b: br.solves for b, br in branches.items()})
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
-                            refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind)
+                            refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
+                 alpha_c_location=c_location)
 
 
 def _against(g, alpha_c, branches) -> str:
@@ -735,32 +751,73 @@ def _crossing_above_fold(branch, end, fps, comp: str, a0: float, a1: float) -> f
     return float(a1) if r is None else float(r)
 
 
+CROSSING_WIDEN = 2
+"""How many neighbouring table rows :func:`growth_crossing` tries on each side when the table's bracket of
++1 (its factors were evaluated at the survey's resolution) does not bracket +1 at ``stability_nodes``."""
+
+
 def growth_crossing(params: ModelParams, kind: str, a0: float, a1: float, fps, *, nodes: int | None,
-                    solver: PointSolver, xtol: float = END_XTOL, max_solves: int = 8) -> float | None:
+                    solver: PointSolver, xtol: float = END_XTOL, max_solves: int = 8,
+                    stability_nodes: int | None = None, info: dict[str, Any] | None = None) -> float | None:
     """Where the growth factor of the fixed point ``kind`` (``uninformative`` or a pinned branch) crosses +1
-    between ``a0`` (factor ≤ 1) and ``a1`` (> 1): Illinois regula falsi on warm-started solves (started from
-    the nearer table row of ``fps``) until the bracket is below ``xtol`` or ``max_solves`` solves are spent.
-    None when the table does not bracket +1 or a solve fails (the caller interpolates)."""
+    between ``a0`` (factor ≤ 1 in the table ``fps``) and ``a1`` (> 1): Illinois regula falsi on warm-started
+    solves at resolution ``nodes`` until the bracket is below ``xtol`` or ``max_solves`` solves are spent.
+
+    ``stability_nodes`` (MODEL.md §7, :func:`attnphase.theory.solve_point`): the rule the factor is evaluated
+    on; None keeps the solver's default and trusts the table's factors at ``a0``, ``a1``. Given, the two ends
+    are solved again at that resolution (the table's factors, from the survey's cheaper rule, may not bracket
+    +1 there: σ = 1, ω = 0.02 crosses at 0.499 on nodes 4, 0.513 on nodes 8) and, if they do not bracket +1,
+    the bracket is widened to the neighbouring table rows of ``kind`` (:data:`CROSSING_WIDEN` per side).
+    None when no bracket is found or a solve fails (the caller falls back); ``info`` (a dict) is filled with
+    the resolution, the final bracket, the number of solves and, on None, the reason (``note``)."""
     from .stability import SURVEY_MAX_STEPS
 
-    rows = {a: fps[(fps["alpha"] == a) & (fps["kind"] == kind)] for a in (a0, a1)}
-    if any(r.empty for r in rows.values()):
+    info = {} if info is None else info
+    info.update(kind=kind, nodes=nodes, stability_nodes=stability_nodes, table_bracket=[float(a0), float(a1)],
+                solves=0, note="")
+    rows = fps[fps["kind"] == kind].sort_values("alpha")
+    at = {float(a): r for a, (_, r) in zip(rows["alpha"], rows.iterrows())}
+    if a0 not in at or a1 not in at:
+        info["note"] = "no table row at an end of the bracket"
         return None
-    f0, f1 = (float(rows[a]["stability"].iloc[0]) - 1.0 for a in (a0, a1))
-    if not (math.isfinite(f0) and math.isfinite(f1) and f0 <= 0.0 < f1):
-        return None
+    extra = {} if stability_nodes is None else dict(stability_nodes=stability_nodes)
+
+    def start_of(r):
+        return SimpleNamespace(q=float(r["q"]), m=float(r["m"]), V=float(r["V"]), theta=float(r["theta"]),
+                               branch=kind)
+
+    def solve(a, start):
+        info["solves"] += 1
+        s = solver(params, float(a), kind, nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=True,
+                   rtol=CURVE_RTOL, **extra)
+        if not s.converged or s.stability is None or not math.isfinite(s.stability):
+            return None
+        return s
+
+    if stability_nodes is None:
+        f0, f1 = (float(at[a]["stability"]) - 1.0 for a in (a0, a1))
+        starts = {a0: start_of(at[a0]), a1: start_of(at[a1])}
+        if not (math.isfinite(f0) and math.isfinite(f1) and f0 <= 0.0 < f1):
+            info["note"] = "the table's factors do not bracket +1"
+            return None
+    else:
+        b = _rebracket(at, a0, a1, lambda a: solve(a, start_of(at[a])), info)
+        if b is None:
+            return None
+        (a0, f0, s0), (a1, f1, s1) = b
+        starts = {a0: s0, a1: s1}
+    info["bracket"] = [float(a0), float(a1)]
     lo, hi, side = a0, a1, 0
+    tol = xtol if stability_nodes is None else max(xtol, 2.0 * CROSSING_FIT[1])   # (the fit does the rest)
     for _ in range(max_solves):
-        if hi - lo <= xtol:
+        if hi - lo <= tol:
             break
         a = lo - f0 * (hi - lo) / (f1 - f0)
         a = min(max(a, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
-        r = rows[a0 if a - lo < hi - a else a1].iloc[0]
-        start = SimpleNamespace(q=float(r["q"]), m=float(r["m"]), V=float(r["V"]), theta=float(r["theta"]),
-                                branch=kind)
-        s = solver(params, float(a), kind, nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=True,
-                   rtol=CURVE_RTOL)
-        if not s.converged or s.stability is None or not math.isfinite(s.stability):
+        st = starts[lo] if a - lo < hi - a else starts[hi]
+        s = solve(a, st)
+        if s is None:
+            info["note"] = f"solve failed at α = {a:.4g}"
             return None
         f = float(s.stability) - 1.0
         if f <= 0.0:
@@ -771,7 +828,122 @@ def growth_crossing(params: ModelParams, kind: str, a0: float, a1: float, fps, *
             hi, f1 = a, f
             f0 = f0 * 0.5 if side == 1 else f0
             side = 1
-    return float(lo - f0 * (hi - lo) / (f1 - f0))
+        starts[a] = s if stability_nodes is not None else st   # (the table's rows: same resolution as before)
+    info["final_bracket"] = [float(lo), float(hi)]
+    r = float(lo - f0 * (hi - lo) / (f1 - f0))
+    if stability_nodes is None:
+        return r
+    return _fit_crossing(r, lambda a: solve(a, min(starts.items(), key=lambda kv: abs(kv[0] - a))[1]), info)
+
+
+CROSSING_FIT = (9, 0.005)
+"""Points and spacing in α of the local fit of :func:`_fit_crossing`."""
+
+
+def _fit_crossing(guess: float, solve, info: dict, fit: tuple[int, float] = CROSSING_FIT) -> float | None:
+    """The growth factor's crossing of +1 as the root of a least-squares line through ``fit[0]`` evaluations
+    spaced ``fit[1]`` around ``guess`` (recentred once if the root falls outside), outliers beyond 3 MADs
+    (at least 1e-3) dropped. The factor carries isolated glitches of up to ~0.015 at nodes 8 (σ = 1, ω = 0.02,
+    λ = 0.01: 0.985 at α = 0.53 between 0.998 at 0.52 and 1.005 at 0.535), which led the regula falsi to
+    0.534 instead of ≈ 0.523. ``info`` gets the fit's points, the dropped ones and the root's standard error
+    (``fit_stderr``). None when fewer than four evaluations succeed."""
+    k, h = fit
+    centre = float(guess)
+    for attempt in range(2):
+        a = centre + h * (np.arange(k) - (k - 1) / 2)
+        sols = [solve(x) for x in a]
+        ok = np.array([s is not None for s in sols])
+        a = a[ok]
+        y = np.array([float(s.stability) - 1.0 for s in sols if s is not None])
+        if a.size < 4:
+            info["note"] = f"the local fit's solves failed ({int((~ok).sum())} of {k})"
+            return None
+        keep = np.ones(a.size, bool)
+        for _ in range(2):
+            c = np.polyfit(a[keep], y[keep], 1)
+            res = y - np.polyval(c, a)
+            mad = float(np.median(np.abs(res[keep] - np.median(res[keep]))))
+            keep = np.abs(res) <= max(3.0 * 1.4826 * mad, 1e-3)
+        c = np.polyfit(a[keep], y[keep], 1)
+        if not c[0] > 0:
+            info["note"] = "the local fit of the growth factor is not increasing"
+            return None
+        root = float(-c[1] / c[0])
+        n = int(keep.sum())
+        s_res = float(np.sqrt(np.sum((y[keep] - np.polyval(c, a[keep])) ** 2) / max(n - 2, 1)))
+        info.update(fit_alphas=[float(x) for x in a], fit_factors=[float(v + 1.0) for v in y],
+                    fit_dropped=[float(x) for x in a[~keep]], fit_slope=float(c[0]),
+                    fit_stderr=float(s_res / c[0] / math.sqrt(n)), regula_falsi=float(guess))
+        if a.min() - h <= root <= a.max() + h:
+            return root
+        centre = root
+    info["note"] = f"the local fit's root {root:.4g} stays outside its window"
+    return None
+
+
+def _rebracket(at: dict, a0: float, a1: float, solve, info: dict):
+    """``((α, factor − 1, solution), …)`` for a pair of table α's (``a0``, ``a1`` or up to
+    :data:`CROSSING_WIDEN` neighbours beyond them) whose factors, solved again by ``solve``, go from ≤ 0 to > 0;
+    None (with ``info["note"]``) when none is found or a solve fails."""
+    alphas = sorted(at)
+    i0, i1 = alphas.index(a0), alphas.index(a1)
+    cache: dict[float, Any] = {}
+
+    def f(a):
+        if a not in cache:
+            cache[a] = solve(a)
+        s = cache[a]
+        return None if s is None else float(s.stability) - 1.0
+
+    widened = []
+    for _ in range(CROSSING_WIDEN + 1):
+        v0, v1 = f(alphas[i0]), f(alphas[i1])
+        if v0 is None or v1 is None:
+            info["note"] = f"solve failed at α = {alphas[i0] if v0 is None else alphas[i1]:g}"
+            return None
+        if v0 <= 0.0 < v1:
+            info["widened"] = widened
+            return ((alphas[i0], v0, cache[alphas[i0]]), (alphas[i1], v1, cache[alphas[i1]]))
+        if v0 > 0.0 and i0 > 0:          # already above +1 at the lower end: one row further down
+            i0 -= 1
+            widened.append(alphas[i0])
+        elif v1 <= 0.0 and i1 < len(alphas) - 1:   # still at or below +1 at the upper end: one row up
+            i1 += 1
+            widened.append(alphas[i1])
+        else:
+            break
+    info["widened"] = widened
+    info["note"] = (f"the factors at nodes {info['stability_nodes']} do not bracket +1 on the table rows "
+                    f"{alphas[i0]:g}–{alphas[i1]:g}")
+    return None
+
+
+def precise_crossing(params: ModelParams, sw: Switch, fps, *, nodes: int, curve_nodes: int, solver: PointSolver,
+                     xtol: float, notes: list[str]) -> tuple[Switch, dict[str, Any]]:
+    """α_c of kind ``competitor loses stability`` located again at the transition's resolution: the competitor's
+    growth factor solved and evaluated at ``nodes`` (:func:`growth_crossing` with ``stability_nodes = nodes``),
+    started from the table's bracket of +1. :func:`global_switch` decides the kind on the survey's resolution
+    (``curve_nodes``: the table, the semantic branch's fold and the crossing compared on one rule); the
+    reported α must not carry that rule's bias (σ = 1, ω = 0.02: the factor runs ~0.01 high on nodes 4, which
+    moved the crossing by ~0.014). Returns the switch (unchanged when the precise location fails: a note says
+    so) and the location record (``alpha_curve_nodes``, ``difference`` = precise − survey's)."""
+    loc: dict[str, Any] = dict(alpha_curve_nodes=float(sw.alpha_c), curve_nodes=curve_nodes)
+    if curve_nodes == nodes:   # the survey's factors are on this rule already (transition: stability_nodes)
+        loc.update(nodes=nodes, stability_nodes=nodes, difference=0.0)
+        return sw, loc
+    b = _factor_bracket(fps, sw.against, *sw.bracket)
+    if b is None:
+        loc.update(nodes=curve_nodes, note="the table's factors do not bracket +1")
+    else:
+        r = growth_crossing(params, sw.against, b[0][0], b[1][0], fps, nodes=nodes, solver=solver, xtol=xtol,
+                            stability_nodes=nodes, info=loc)
+        if r is not None:
+            loc.update(alpha=r, difference=r - float(sw.alpha_c))
+            return dataclasses.replace(sw, alpha_c=r), loc
+    notes.append(f"α_c (the {sw.against} point's growth factor crossing +1) left at the survey's resolution "
+                 f"nodes = {curve_nodes}: not located at nodes = {nodes} ({loc.get('note', '')})")
+    loc.update(nodes=curve_nodes, stability_nodes=curve_nodes)
+    return sw, loc
 
 
 def _loses_stability(fps, kind: str, a0: float, a1: float) -> bool:
@@ -818,13 +990,19 @@ def _alpha_l_global(gm, alpha_c: float, alpha_l: float | None, eps_lin: float, s
         # the crossing lies in [α_c, first row]: on the semantic branch's own (adaptive) points there — α_c
         # itself only if the semantic ε_g is already below ε_lin at α_c (a continuous birth starts at the
         # competitor's ε_g: λ = 0.001, ω = 0.02 had ε_g^sem(0.5) = 0.00369 < ε_lin = 0.00386 < ε_g(α_c))
+        # (with the nearest valid point below α_c, if any: with α_c moved up by its nodes-8 location there may be
+        # no semantic point between α_c and the row, and the lowest one above α_c alone would say "α_c" even where
+        # ε_g^sem crosses ε_lin between α_c and that row)
         pts = sorted((float(p.alpha), float(p.eps_g)) for p in semantic.valid()
-                     if alpha_c - 1e-9 <= p.alpha <= float(first["alpha"]) + 1e-9 and math.isfinite(float(p.eps_g)))
-        if not pts or pts[0][1] < eps_lin:
+                     if p.alpha <= float(first["alpha"]) + 1e-9 and math.isfinite(float(p.eps_g)))
+        pts = [q for q in pts if q[0] < alpha_c - 1e-9][-1:] + [q for q in pts if q[0] >= alpha_c - 1e-9]
+        if not pts:
             return float(alpha_c)
         a, e = np.array(pts).T
+        if float(np.interp(alpha_c, a, e)) < eps_lin:
+            return float(alpha_c)
         r = table_root(a, eps_lin - e, "up")
-        return float(r) if r is not None else 0.5 * (float(alpha_c) + float(first["alpha"]))
+        return float(max(r, alpha_c)) if r is not None else 0.5 * (float(alpha_c) + float(first["alpha"]))
     return table_root(above["alpha"], eps_lin - above["eps_g_global"], "up")
 
 
@@ -836,22 +1014,34 @@ class UnknownGap:
     alpha_c: float
     alpha_l: float
     alphas: tuple[float, ...]
+    semantic_from: float | None = None
+    """The semantic branch's first valid α above α_c, when it lies above α_c (no stable fixed point known
+    between them even without a table α there)."""
 
     @property
     def bound(self) -> str:
         return f"{self.alpha_c:.4f}–{self.alpha_l:.4f}"
 
+    def _where(self) -> str:
+        at = "at α = " + ", ".join(f"{a:g}" for a in self.alphas) if self.alphas else ""
+        between = ("" if self.semantic_from is None else
+                   f"between α_c and {self.semantic_from:.4f}, where the semantic branch is first valid")
+        return " and ".join(x for x in (at, between) if x)
+
     @property
     def reason(self) -> str:
-        at = ", ".join(f"{a:g}" for a in self.alphas)
-        return (f"α_l lies in [{self.alpha_c:.4f}, {self.alpha_l:.4f}]: no stable fixed point is known at α = {at} "
+        return (f"α_l lies in [{self.alpha_c:.4f}, {self.alpha_l:.4f}]: no stable fixed point is known {self._where()} "
                 f"(the global minimum and its ε_g are unknown there); {self.alpha_l:.4f} is where the global ε_g is "
                 "first known below ε_lin")
 
     @property
     def note(self) -> str:
-        return (f"α_l = {self.alpha_l:.4f} not certified: global minimum unknown at α = "
-                + ", ".join(f"{a:g}" for a in self.alphas))
+        return f"α_l = {self.alpha_l:.4f} not certified: global minimum unknown {self._where()}"
+
+
+SEMANTIC_GAP_TOL = 2 * END_XTOL
+"""How far above α_c the semantic branch's first valid point must lie for the stretch between them to count as
+unknown (a branch end is located to ``END_XTOL``, so a continuous birth or a fold at α_c lies within this)."""
 
 
 def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float = math.nan,
@@ -860,25 +1050,33 @@ def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float
     ``none`` (no stable fixed point converged) before its first known row, when α_l lies below that row: α_l was
     then read where the global minimum is unknown (or at its edge), and is only bracketed by α_c and the first α
     where the global ε_g is *known* below ε_lin — α_l itself, or the first valid point of the ``semantic``
-    Branch with ε_g below ``eps_lin`` if that is higher. None when there is no such stretch.
+    Branch with ε_g below ``eps_lin`` if that is higher. Also when α_l lies below the ``semantic`` Branch's
+    lowest valid point and that lies above α_c (by more than :data:`SEMANTIC_GAP_TOL`), with or without a table α
+    in between (α_l at that point itself: read at the edge of the unknown stretch): the competitor turned
+    unstable at α_c before the semantic point exists (σ = 1, ω = 0.02 with
+    α_c located at nodes 8: 0.524, the semantic branch first valid at 0.5398). None when there is no such
+    stretch.
 
-    σ = 1, ω = 0.02: the uninformative point is a saddle from α_c = 0.4988, the semantic branch first valid at
-    0.5398 (the table's α_l), α = 0.5 between them unknown (docs/phase_boundaries.md)."""
+    σ = 1, ω = 0.02 (α_c located at nodes 4, before :func:`precise_crossing`): the uninformative point is a saddle
+    from α_c = 0.4988, the semantic branch first valid at 0.5398 (the table's α_l), α = 0.5 between them unknown
+    (docs/phase_boundaries.md)."""
     if gm is None or alpha_c is None or alpha_l is None:
         return None
     above = gm[gm["alpha"] > alpha_c + 1e-9].sort_values("alpha")
     kinds = above["global_kind"].to_numpy()
     n = int(np.argmax(kinds != "none")) if (kinds != "none").any() else len(kinds)
-    if n == 0:
-        return None
     a_known = float(above["alpha"].iloc[n]) if n < len(kinds) else math.inf
-    if alpha_l >= a_known - 1e-9:
+    valid = [float(p.alpha) for p in semantic.valid()] if semantic is not None else []
+    first = min(valid) if valid else None   # the semantic branch's lowest valid point
+    hole = first if first is not None and first > alpha_c + SEMANTIC_GAP_TOL and alpha_l <= first + 1e-9 else None
+    if hole is None and (n == 0 or alpha_l >= a_known - 1e-9):
         return None
     upper = float(alpha_l)
     if semantic is not None:
         ok = [float(p.alpha) for p in semantic.valid() if p.alpha >= alpha_c - 1e-9 and float(p.eps_g) < eps_lin]
         upper = max([upper] + ok[:1])
-    return UnknownGap(float(alpha_c), upper, tuple(float(a) for a in above["alpha"].iloc[:n]))
+    rows = tuple(float(a) for a in above["alpha"].iloc[:n]) if alpha_l < a_known - 1e-9 else ()
+    return UnknownGap(float(alpha_c), upper, rows, hole)
 
 
 def _kind_runs(gm) -> list[dict[str, Any]]:

@@ -55,6 +55,9 @@ class FixedPointSolution:
     fast_map: bool = False
     """Whether the iteration used the fast (warm-started) map; the returned point is then the value of a
     full global-search evaluation that passed the same convergence test (``_iterate``)."""
+    stability_nodes: int | None = None
+    """Outer order of the split rule the growth factor ``stability`` was evaluated on (None: not evaluated);
+    by default ``min(nodes, STABILITY_NODES)``, see :func:`solve_point`'s ``stability_nodes``."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -68,8 +71,11 @@ COARSE_NODES = 4
 default rule polishes the point (MODEL.md §7: the coarse map is ~1e-3 off, a good start)."""
 COARSE_RTOL = 1e-4
 STABILITY_NODES = 4
-"""Resolution of the (unpinned, so unsymmetrised and twice as costly) map evaluation behind ``stability``;
-the growth factor is a smooth derivative, accurate to ~1e-2 absolute on this rule (docs/theory.md)."""
+"""Default resolution of the (unpinned, so unsymmetrised and twice as costly) map evaluation behind
+``stability`` (:func:`solve_point` uses ``min(nodes, STABILITY_NODES)`` unless told ``stability_nodes``): the
+growth factor is a smooth derivative, accurate to ~1e-2 absolute on this rule (docs/theory.md) — enough to
+classify a point, not to locate where the factor crosses +1 to 1e-3 in α (σ = 1, ω = 0.02: the uninformative
+point's factor crosses at α ≈ 0.499 on this rule, ≈ 0.513 at nodes 8; docs/phase_boundaries.md)."""
 
 
 def _validate(params: ModelParams, alpha: float, branch: str, nodes: int, rule: str) -> None:
@@ -272,7 +278,8 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
-                anderson: int = 4, coarse: bool = True, fast: bool = True) -> FixedPointSolution:
+                anderson: int = 4, coarse: bool = True, fast: bool = True,
+                stability_nodes: int | None = None) -> FixedPointSolution:
     """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``.
 
     ``rule="split"`` (default) integrates along lines split at the basin switches
@@ -295,12 +302,17 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     same x is evaluated again with the full global search, and only that evaluation can end the solve (its
     hats are the ones returned), so a basin the warm starts missed cannot reach a result (docs/benchmarks.md,
     "Faster split-rule map"). ``fast=False``: the full global search at every evaluation.
+    ``stability_nodes``: outer order of the rule the growth factor is evaluated on (MODEL.md §7); default
+    ``min(nodes, STABILITY_NODES)`` (cheap, ~1e-2 absolute); pass ``nodes`` where the factor's crossing of +1
+    is to be located (it is recorded on the solution as ``stability_nodes``).
     """
     nodes = DEFAULT_NODES if nodes is None else nodes
     _validate(params, alpha, branch, nodes, rule)
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
     check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
+    stability_nodes = (min(nodes, STABILITY_NODES) if stability_nodes is None
+                       else check_int("stability_nodes", stability_nodes, 2))
     alpha = float(alpha)
     stages = [(make_rule(nodes, rule), rtol)]
     if coarse and rule == "split" and nodes > COARSE_NODES:
@@ -322,12 +334,12 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     qh, mh, Vh, thh = (float(v) for v in h)
     et = -free_energy(params, alpha, q, m, V, th, qh, mh, Vh, thh, ch.EM)
     eg = _eps_g(params, q, m, th)
-    stab = stable = None
+    stab = stable = stab_nodes = None
     if stability and branch != "free" and np.isfinite(x).all():
-        stab = _stability(_Map(params, alpha, branch, make_rule(min(nodes, STABILITY_NODES), rule)), x, branch)
-        stable = bool(stab <= 1.0)
+        stab = _stability(_Map(params, alpha, branch, make_rule(stability_nodes, rule)), x, branch)
+        stable, stab_nodes = bool(stab <= 1.0), stability_nodes
     return FixedPointSolution(alpha, branch, params, q, m, V, th, qh, mh, Vh, thh, eg, et, converged, steps,
-                              float(residual), status, stab, stable, nodes, rule, bool(fast))
+                              float(residual), status, stab, stable, nodes, rule, bool(fast), stab_nodes)
 
 
 STABILITY_EPS = 1e-2
