@@ -12,9 +12,8 @@ follows the physics.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
@@ -427,9 +426,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     solver = solver or default_solver()
     init = init or {}
     el = float(_eps_lin(params))
+    # an unstable branch end and the survey's factors on the branch's own rule where it is finer than the default
+    stab_nodes = curve_nodes if curve_nodes > STABILITY_NODES else None
     kw = dict(nodes=curve_nodes, max_steps=max_steps, min_step=end_xtol, solver=solver)
-    if curve_nodes > STABILITY_NODES:   # an unstable branch end located on the branch's own rule
-        kw["stability_nodes"] = curve_nodes
+    if stab_nodes is not None:
+        kw["stability_nodes"] = stab_nodes
     branches: dict[str, Branch] = {}
     for b in ("semantic", "positional"):
         order = list(grid[::-1]) if b == "semantic" else list(grid)
@@ -465,11 +466,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_location: dict[str, Any] = {}
     if fixed_points:
         fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
-                     solver=solver, progress=progress, stability_nodes=kw.get("stability_nodes"))
+                     solver=solver, progress=progress, stability_nodes=stab_nodes)
         gm = global_minimum(fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
-                                   stability_nodes=kw.get("stability_nodes"))
+                                   stability_nodes=stab_nodes)
         sw = global_switch(gm, fps, branches, alpha_c, locate=loc)
         if sw is not None and sw.kind == "competitor loses stability" and sw.alpha_c is not None:
             sw, c_location = precise_crossing(params, sw, fps, nodes=nodes, curve_nodes=curve_nodes, solver=solver,
@@ -495,7 +496,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             _extend(params, branches, "up", block, kw)
             hi = max(hi, max(block))
             fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
-                                      stability_nodes=kw.get("stability_nodes")))
+                                      stability_nodes=stab_nodes))
             gm = global_minimum(fps)
             sem, pos, g, _, _ = _tables(branches, el)
             alpha_l = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"])
@@ -939,7 +940,7 @@ def precise_crossing(params: ModelParams, sw: Switch, fps, *, nodes: int, curve_
                             stability_nodes=nodes, info=loc)
         if r is not None:
             loc.update(alpha=r, difference=r - float(sw.alpha_c))
-            return dataclasses.replace(sw, alpha_c=r), loc
+            return replace(sw, alpha_c=r), loc
     notes.append(f"α_c (the {sw.against} point's growth factor crossing +1) left at the survey's resolution "
                  f"nodes = {curve_nodes}: not located at nodes = {nodes} ({loc.get('note', '')})")
     loc.update(nodes=curve_nodes, stability_nodes=curve_nodes)
