@@ -82,15 +82,21 @@ def fields(x: OrderParams, sigma, xi, y, P):
     return w, hs, R
 
 
-def dg_domega(h, T, V, sigma2):
-    """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ (L, r) of one sample, by the
-    implicit-function theorem: ``∂ĥ/∂ω = (K + ∇²ℓ)⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``∂g/∂ω = K(∂ĥ/∂ω − I)``.
-    ∇²ℓ in closed form (:func:`prox_general.derivatives` without the quadratic term)."""
-    L, r = h.shape
-    H = PG.derivatives(h, h, T, jnp.zeros((r, r)), sigma2)[2].reshape(L * r, L * r)
-    K = jnp.kron(jnp.eye(L), jnp.linalg.inv(V))
-    dg = K @ (jnp.linalg.solve(K + H, K) - jnp.eye(L * r))
-    return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
+def dg_domega(hess, Vinv):
+    """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ of one sample, by the
+    implicit-function theorem: ``∂ĥ/∂ω = H⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``H = K + ∇²ℓ`` the Hessian of the Moreau
+    objective at ĥ (``hess``: n × n nested list, n = L r, as the prox returns it, :class:`prox_general.ProxOut`),
+    ``∂g/∂ω = K(∂ĥ/∂ω − I)``, so ``Σ_l ∂g_l/∂ω_l = V⁻¹ (Σ_l (H⁻¹)_ll) V⁻¹ − L V⁻¹``. H⁻¹'s diagonal blocks by
+    an unrolled LDLᵀ (exact pivots; H is positive definite at a strict minimum)."""
+    r = Vinv.shape[0]
+    n = len(hess)
+    L = n // r
+    fac = PG.ldl_factor(hess)
+    one, zero = jnp.ones_like(hess[0][0]), jnp.zeros_like(hess[0][0])
+    cols = [PG.ldl_solve(fac, [one if m == c else zero for m in range(n)]) for c in range(n)]   # cols[c][m] = H⁻¹_mc
+    B = jnp.stack([jnp.stack([sum(cols[l * r + b][l * r + a] for l in range(L)) for b in range(r)])
+                   for a in range(r)])
+    return Vinv @ B @ Vinv - L * Vinv
 
 
 def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
@@ -115,17 +121,18 @@ def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets, h_prev=None) -> 
     w, hs, R = fields(x, knobs.sigma, xi, y, P)
     T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
     if h_prev is None:
-        h, Fmin, gn, h2 = jax.vmap(PG.prox_pair, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2,
-                                                                                     offsets)
+        h, Fmin, gn, h2, hess = jax.vmap(PG.prox_pair, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2,
+                                                                                           offsets)
     else:
-        h, Fmin, gn, h2 = jax.vmap(PG.prox_warm, in_axes=(0, 0, 0, None, None))(h_prev, w, T, x.V, sigma2)
-    g = (h - w) @ jnp.linalg.inv(x.V)
+        h, Fmin, gn, h2, hess = jax.vmap(PG.prox_warm, in_axes=(0, 0, 0, None, None))(h_prev, w, T, x.V, sigma2)
+    Vinv = jnp.linalg.inv(x.V)
+    g = (h - w) @ Vinv
     mean = lambda a: jnp.mean(a, axis=0)  # noqa: E731
     q_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, g))
     M_hat = alpha * mean(jnp.einsum("nlr,lk->nrk", g, P))
     Rinv = sym_power(R @ R, -0.5)
     theta_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, y)) @ Rinv
-    dg = jax.vmap(dg_domega, in_axes=(0, 0, None, None))(h, T, x.V, sigma2)
+    dg = jax.vmap(dg_domega, in_axes=(0, None))(hess, Vinv)
     V_hat, V_hat_deriv = v_hat(x, alpha, theta_hat, g, xi, dg)
     eg = mean(jax.vmap(PG.loss, in_axes=(0, 0, None))(w, T, sigma2))
     null_dim = jnp.sum(~range_mask(x.q)[2])
