@@ -261,10 +261,12 @@ def test_collapsed_positional_branch_is_not_significant():
     """ω = 0.1, α = 2 (σ = 0.5, λ = 0.01): the positional branch has collapsed onto m = 0 (the split rule finds
     no positional point), but each scramble's discretised map has a small m > 0 of its own (an integration
     artefact that shrinks with the QMC size): NOT_SIGNIFICANT, no values. ω = 0.3 in the same batch is a
-    genuine positional point."""
-    sols = solve_batch(ModelParams(), [2.0, 2.0], "positional", omegas=[0.1, 0.3],
-                       qmc_config=QMCConfig(points=1024, scrambles=4, coarse=0))
-    low, mid = sols
+    genuine positional point. Two separate solves, not one batch: on the collapsed branch one scramble's m
+    swings between ±0.3 for ~40 iterations (a chaotic path), so where it ends depends on round-off, which
+    differs between the kernels compiled for different batch shapes (seen: INVALID_STATE in the batch of 8 rows
+    after the unrolled prox of issue 11, helper hA; the map itself agrees with the old one to 1e-14)."""
+    cfg = QMCConfig(points=1024, scrambles=4, coarse=0)
+    low, mid = (solve(ModelParams(omega=om), 2.0, "positional", qmc_config=cfg) for om in (0.1, 0.3))
     assert low.status is Status.NOT_SIGNIFICANT and not low.converged
     assert np.isnan(low.values["m"]) and low.last is not None and 0 < abs(float(low.last.M[0, 0])) < 0.1
     assert not low.significance["significant"] and low.significance["reason"]

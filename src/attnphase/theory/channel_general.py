@@ -86,17 +86,15 @@ def dg_domega(hess, Vinv):
     """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ of one sample, by the
     implicit-function theorem: ``∂ĥ/∂ω = H⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``H = K + ∇²ℓ`` the Hessian of the Moreau
     objective at ĥ (``hess``: n × n nested list, n = L r, as the prox returns it, :class:`prox_general.ProxOut`),
-    ``∂g/∂ω = K(∂ĥ/∂ω − I)``, so ``Σ_l ∂g_l/∂ω_l = V⁻¹ (Σ_l (H⁻¹)_ll) V⁻¹ − L V⁻¹``. H⁻¹'s diagonal blocks by
-    an unrolled LDLᵀ (exact pivots; H is positive definite at a strict minimum)."""
+    ``∂g/∂ω = K(∂ĥ/∂ω − I)``. A pivoted solve (LU): H may be indefinite where the Newton stopped off a strict
+    minimum (a collapsing branch), where an unpivoted LDLᵀ could meet a zero pivot."""
     r = Vinv.shape[0]
-    n = len(hess)
+    H = jnp.stack([jnp.stack(row) for row in hess])
+    n = H.shape[0]
     L = n // r
-    fac = PG.ldl_factor(hess)
-    one, zero = jnp.ones_like(hess[0][0]), jnp.zeros_like(hess[0][0])
-    cols = [PG.ldl_solve(fac, [one if m == c else zero for m in range(n)]) for c in range(n)]   # cols[c][m] = H⁻¹_mc
-    B = jnp.stack([jnp.stack([sum(cols[l * r + b][l * r + a] for l in range(L)) for b in range(r)])
-                   for a in range(r)])
-    return Vinv @ B @ Vinv - L * Vinv
+    K = jnp.kron(jnp.eye(L), Vinv)
+    dg = K @ (jnp.linalg.solve(H, K) - jnp.eye(n))
+    return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
 
 
 def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
