@@ -1,22 +1,27 @@
 """Benchmark of the general JAX theory engine (issue 11): one L = 2 point per branch and one L = 3 point at
-4096 × 4 (fixed size) with the current schedule of full multi-start prox evaluations (``FULL_PROX_EVERY``:
-warm prox starts, a full evaluation on the first call of a stage, then only every ``FULL_PROX_EVERY`` calls
-and at certification) against the schedule before (a full evaluation every 4th call) IN THE SAME RUN,
-interleaved ``--reps`` times (the minimum of each is reported: the machine is shared); the error-controlled
-default size (``QMCConfig.default()``) on one positional point (part ``adaptive``); and a vmapped batch of
-L = 2 points against separate solves (64 vs 64 by default).
+4096 × 4 (fixed size), the code now against the code of an earlier commit (``--before REV``: its ``src`` tree,
+extracted with ``git archive``) IN THE SAME RUN: each side runs in its own worker process (compilation done
+before timing, ``--reps`` timed solves, the minimum reported), the two sides alternating; their values are
+compared in units of the integration standard error. Part ``batch``: a vmapped batch of L = 2 points against
+separate solves, at each QMC size of ``--batch-sizes`` (a tiny one, where per-call overhead is visible, and the
+default). Part ``adaptive``: the error-controlled default size on one positional point (slow, ~20 min).
 
 Appends a "Measured (run started …)" block to the section ``TITLE`` at the END of docs/benchmarks.md (the
 prediction written there before measuring and earlier runs are kept).
-Usage: python bench/bench_engine.py [--batch 64] [--batch-points 256] [--no-old] [--reps 2]
-       [--parts points,adaptive,batch]
+Usage: python bench/bench_engine.py [--before b8b6d31] [--reps 2] [--batch 64] [--batch-sizes 64x2,4096x4]
+       [--parts points,batch,adaptive]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,34 +29,97 @@ import jax
 import numpy as np
 
 from attnphase.model import ModelParams
-from attnphase.theory import engine
 from attnphase.theory.engine import QMCConfig, solve, solve_batch
 
-TITLE = "## General theory engine: error-controlled QMC size, fewer full prox evaluations (issue 11, helper hB)"
+TITLE = "## General theory engine: the unrolled prox (issue 11, helper hA)"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+ROOT = Path(__file__).resolve().parents[1]
+BEFORE = "b8b6d31"
+"""The commit before the unrolled prox (main at the start of helper hA's work)."""
+QUANTITIES = ("q", "m", "theta", "V", "eps_g", "e_t")
+L3_A = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))
+CASES = {"L2-semantic": ("L = 2, semantic", dict(omega=0.3), "semantic"),
+         "L2-positional": ("L = 2, positional", dict(omega=0.3), "positional"),
+         "L3-semantic": ("L = 3, r = 1, semantic", dict(L=3, A=L3_A), "semantic")}
 
 
 def _timed(f):
-    """(result, wall seconds); the CPU seconds of this process (all threads) go to ``_timed.cpu`` — under a
-    shared machine's load the CPU time is the steadier measure."""
+    """(result, wall seconds); the CPU seconds of this process (all threads) go to ``_timed.cpu``."""
     t, c = time.perf_counter(), time.process_time()
     out = f()
     _timed.cpu = time.process_time() - c
     return out, time.perf_counter() - t
 
 
-BEFORE_EVERY = 4
-"""The schedule before this bench's section: a full multi-start prox at least every 4th evaluation."""
+def _worker(case: str, reps: int) -> None:
+    """One side of the comparison (run in its own process, with the tree under test first on the path):
+    compile every shape of the case, then ``reps`` timed solves at 4096 × 4; prints one JSON line."""
+    _, kw, br = CASES[case]
+    p, cfg = ModelParams(**kw), QMCConfig()
+    for c in (QMCConfig(points=cfg.coarse), cfg):
+        solve(p, 2.0, br, qmc_config=c, max_steps=2, full_prox_every=2)
+    best = None
+    for _ in range(reps):
+        s, t = _timed(lambda: solve(p, 2.0, br, qmc_config=cfg))
+        if best is None or t < best[1]:
+            best = (s, t, _timed.cpu)
+    s, t, c = best
+    print(json.dumps({"wall": t, "cpu": c, "status": s.status.value, "iterations": s.iterations,
+                      "full": s.full_prox_calls, "values": {k: float(s.values[k]) for k in QUANTITIES},
+                      "errors": {k: float(s.errors[k]) for k in QUANTITIES}}))
+
+
+def _tree(rev: str, where: Path) -> Path:
+    """The ``src`` directory of commit ``rev``, extracted under ``where``."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
+    path = where / "archive.tar"
+    path.write_bytes(data)
+    with tarfile.open(path) as tar:
+        tar.extractall(where, filter="data")
+    return where / "src"
+
+
+def _run_worker(src: Path, case: str, reps: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, __file__, "--worker", case, "--reps", str(reps)], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _points(a, record) -> None:
+    """Each case, the code now against ``--before``, in alternating worker processes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {"now": ROOT / "src"}
+        if a.before:
+            sides["before"] = _tree(a.before, Path(tmp))
+        for case, (name, _, _) in CASES.items():
+            res = {tag: _run_worker(src, case, a.reps) for tag, src in sides.items()}
+            for tag, r in res.items():
+                v, e = r["values"], r["errors"]
+                record(f"one point, {name}, α = 2, 4096 x 4, {tag}" + (f" ({a.before})" if tag == "before" else ""),
+                       f"{r['status']}, {r['iterations']} it. ({r['full']} full), q = {v['q']:.5f} ± {e['q']:.5f}, "
+                       f"e_t = {v['e_t']:.6f}", f"{r['wall']:.2f} s (CPU {r['cpu']:.2f} s)")
+            if len(res) == 2:
+                n, b = res["now"], res["before"]
+                dev = max(abs(n["values"][k] - b["values"][k]) / b["errors"][k] for k in QUANTITIES
+                          if b["errors"][k] > 0)
+                record(f"ratio before / now, {name} (best of {a.reps})",
+                       f"values: max |now − before| = {dev:.1e} s.e. (q, m, θ, V, ε_g, e_t)",
+                       f"**{b['wall'] / n['wall']:.2f}x** (CPU {b['cpu'] / n['cpu']:.2f}x)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--batch-points", type=int, default=256)
-    ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions of each timed point")
-    ap.add_argument("--no-old", action="store_true", help="skip the schedule before (full every 4th call)")
-    ap.add_argument("--parts", default="points,adaptive,batch", help="comma-separated: points, adaptive, batch")
+    ap.add_argument("--batch-sizes", default="64x2,4096x4", help="QMC sizes (points x scrambles) of the batch part")
+    ap.add_argument("--reps", type=int, default=2, help="timed repetitions of each point (the minimum is kept)")
+    ap.add_argument("--before", default=BEFORE, help="git revision to compare with ('' for none)")
+    ap.add_argument("--parts", default="points,batch", help="comma-separated: points, batch, adaptive")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.worker:
+        _worker(a.worker, a.reps)
+        return
     parts = set(a.parts.split(","))
     load0 = os.getloadavg()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -62,32 +130,15 @@ def main() -> None:
         print(" | ".join(row), flush=True)
         _write(rows, load0, stamp)
 
+    if "points" in parts:
+        _points(a, record)
     p2 = ModelParams(omega=0.3)
-    p3 = ModelParams(L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6)))
-    cfg = QMCConfig()
-    cases = [("L = 2, " + br, p2, br) for br in ("semantic", "positional")] + [("L = 3, r = 1, semantic", p3, "semantic")]
-    schedules = [("now", engine.FULL_PROX_EVERY)] + ([] if a.no_old else [("before", BEFORE_EVERY)])
-    for name, p, br in cases if "points" in parts else ():
-        for c in (QMCConfig(points=cfg.coarse), cfg):                                # compile every shape
-            solve(p, 2.0, br, qmc_config=c, max_steps=2, full_prox_every=2)
-        best: dict = {}
-        for _ in range(a.reps):
-            for tag, every in schedules:
-                s, t = _timed(lambda: solve(p, 2.0, br, qmc_config=cfg, full_prox_every=every))
-                if tag not in best or t < best[tag][1]:
-                    best[tag] = (s, t, _timed.cpu)
-        for tag, every in schedules:
-            s, t, c = best[tag]
-            record(f"one point, {name}, α = 2, 4096 x 4, {tag} (full prox every {every})",
-                   f"{s.status.value}, {s.iterations} it. ({s.full_prox_calls} full), q = {s.values['q']:.5f} "
-                   f"± {s.errors['q']:.5f}, e_t = {s.values['e_t']:.6f}", f"{t:.1f} s (CPU {c:.1f} s)")
-        if len(best) == 2:
-            (_, t1, c1), (_, t0, c0) = best["before"], best["now"]
-            record(f"ratio before / now, {name} (best of {a.reps})", "", f"**{t1 / t0:.2f}x** (CPU {c1 / c0:.2f}x)")
+    if "batch" in parts:
+        for size in a.batch_sizes.split(","):
+            n, S = (int(v) for v in size.split("x"))
+            _batch(p2, a.batch, QMCConfig(points=n, scrambles=S), record)
     if "adaptive" in parts:
         _adaptive(p2, record)
-    if "batch" in parts:
-        _batch(p2, a, record)
 
 
 def _adaptive(p2, record) -> None:
@@ -106,12 +157,11 @@ def _adaptive(p2, record) -> None:
            f"V = {s.values['V']:.4f} ± {s.errors['V']:.4f}", f"{t:.1f} s (CPU {_timed.cpu:.1f} s)")
 
 
-def _batch(p2, a, record) -> None:
-    """A vmapped batch against separate solves (same points); every row count the compacted batch can use is
-    compiled before timing."""
-    cfg = QMCConfig(points=a.batch_points, scrambles=2)
-    alphas = np.linspace(1.2, 2.4, a.batch)
-    n = a.batch
+def _batch(p2, n_points, cfg, record) -> None:
+    """A vmapped batch against separate solves (same points) at the QMC size ``cfg``; every row count the
+    compacted batch can use is compiled before timing (both stages)."""
+    alphas = np.linspace(1.2, 2.4, n_points)
+    n = n_points
     while n >= 1:                                                                # compile every bucket
         solve_batch(p2, alphas[:n], "semantic", qmc_config=cfg, max_steps=3, full_prox_every=2)
         n //= 2
@@ -122,11 +172,12 @@ def _batch(p2, a, record) -> None:
     agree = max(abs(b.values["e_t"] - s.values["e_t"]) / abs(s.values["e_t"]) for b, s in zip(batch, single)
                 if b.converged and s.converged)
     nb = sum(b.converged for b in batch)
-    record(f"vmapped batch of {a.batch} L = 2 points (α ∈ [1.2, 2.4]), {a.batch_points} x 2 QMC",
-           f"{nb}/{a.batch} converged, max {max(b.iterations for b in batch)} it.", f"{tb:.1f} s (CPU {cb:.1f} s)")
-    record(f"{a.batch} separate solves, same points", f"max rel. e_t difference {agree:.1e}",
+    size = f"{cfg.points} x {cfg.scrambles} QMC"
+    record(f"vmapped batch of {n_points} L = 2 points (α ∈ [1.2, 2.4]), {size}",
+           f"{nb}/{n_points} converged, max {max(b.iterations for b in batch)} it.", f"{tb:.1f} s (CPU {cb:.1f} s)")
+    record(f"{n_points} separate solves, same points, {size}", f"max rel. e_t difference {agree:.1e}",
            f"{ts:.1f} s (CPU {cs:.1f} s)")
-    record("throughput ratio batch / separate", "", f"**{ts / tb:.2f}x** (CPU {cs / cb:.2f}x)")
+    record(f"throughput ratio batch / separate, {size}", "", f"**{ts / tb:.2f}x** (CPU {cs / cb:.2f}x)")
 
 
 def _write(rows, load0, stamp) -> None:
