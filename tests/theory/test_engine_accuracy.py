@@ -39,6 +39,24 @@ def test_closed_form_derivatives_equal_autodiff(L, r):
         np.testing.assert_allclose(np.reshape(H, (L * r, L * r)), jax.hessian(f)(v), atol=1e-12)
 
 
+@pytest.mark.parametrize("L,r", [(3, 1), (2, 2)])
+def test_dg_domega_from_the_prox_hessian_equals_the_implicit_function_form(L, r):
+    """``dg_domega`` (Σ_l ∂g_l/∂ω_l from the Moreau Hessian H the prox returns, via H⁻¹'s diagonal blocks)
+    equals ``K((K + ∇²ℓ)⁻¹K − I)`` summed over the diagonal blocks, ∇²ℓ by autodiff, K = I_L ⊗ V⁻¹."""
+    rng = np.random.default_rng(7 * L + r)
+    h, w, T, B = rng.normal(size=(L, r)), rng.normal(size=(L, r)), rng.dirichlet(np.ones(L), size=L), \
+        rng.normal(size=(r, r))
+    with jax.enable_x64(True):
+        h, w, T, Vi = (jnp.asarray(a) for a in (h, w, T, B @ B.T + 0.5 * np.eye(r)))
+        hess = PG.moreau_terms(PG.split(h), PG.split(w), PG.split(T), PG.split(Vi), 0.3)[2]
+        got = CG.dg_domega(hess, Vi)
+        Hl = jax.hessian(lambda v: PG.loss(v.reshape(L, r), T, 0.3))(h.ravel())
+        K = jnp.kron(jnp.eye(L), Vi)
+        dg = K @ (jnp.linalg.solve(K + Hl, K) - jnp.eye(L * r))
+        ref = sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-10, atol=1e-12)
+
+
 def _prox_inputs(p: ModelParams, x: OrderParams, n: int, seed: int):
     L = p.L
     Z = qmc.normal_points(2 * L, n, seed)

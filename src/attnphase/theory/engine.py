@@ -176,7 +176,7 @@ class GeneralSolution:
                            "coarse_rtol": COARSE_RTOL, "version": self.version,
                            "newton": {"scout": PG.SCOUT_STEPS, "polish": PG.POLISH_STEPS,
                                       "random_starts": PG.RANDOM_STARTS, "gtol": PG.GTOL,
-                                      "derivatives": "closed form",
+                                      "derivatives": "closed form, unrolled (prox_general.moreau_terms)",
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
                                       "certified_by": "global multi-start prox"},
