@@ -104,7 +104,7 @@ def _points(a, record) -> None:
                 dev = max(abs(n["values"][k] - b["values"][k]) / b["errors"][k] for k in QUANTITIES
                           if b["errors"][k] > 0)
                 record(f"ratio before / now, {name} (best of {a.reps})",
-                       f"values: max |now − before| = {dev:.1e} s.e. (q, m, θ, V, ε_g, e_t)",
+                       f"values: max abs(now − before) = {dev:.1e} s.e. (q, m, θ, V, ε_g, e_t)",
                        f"**{b['wall'] / n['wall']:.2f}x** (CPU {b['cpu'] / n['cpu']:.2f}x)")
 
 
