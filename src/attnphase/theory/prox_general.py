@@ -5,11 +5,14 @@ The problem is non-convex with several basins (MODEL.md §7). Multi-start Newton
 token permutation of ω (up to ``MAX_PERMUTATIONS``), the teacher-informed start (h* in the student's first r*
 directions, scaled to ω's norm), and ``RANDOM_STARTS`` fixed random points around ω within the radius
 ``2σ√λ_max(V)`` that bounds ``|ĥ − ω|`` (ℓ ≤ 2σ²); each start runs ``SCOUT_STEPS`` modified Newton steps
-(closed-form derivatives, :func:`derivatives`; LDLᵀ with pivots made positive, step capped, best of a few step
+(closed-form derivatives, :func:`moreau_terms`; LDLᵀ with pivots made positive, step capped, best of a few step
 lengths), then the start of lowest value
 runs up to ``POLISH_STEPS`` more, stopped at ``|∇F| <= GTOL`` (quadratic convergence).
 :func:`prox_warm`: one Newton run from the previous minimiser of the same sample (the engine's warm map).
-All functions act on ONE point; ``jax.vmap`` batches them.
+All functions act on ONE point; ``jax.vmap`` batches them. Inside, the Newton works UNROLLED over the L r
+entries (each entry one array over the batch, every operation elementwise): on a CPU that is ~40× faster
+per derivative evaluation than (L, r)-shaped tensors under vmap (docs/theory_general.md, "Speed: profile of
+one point").
 """
 
 from __future__ import annotations
