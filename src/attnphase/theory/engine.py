@@ -26,6 +26,7 @@ from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
 from . import fixed_point, prox_general as PG, qmc, resolution
+from .routing import default_backtrack
 from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
 from .status import Status
 
@@ -53,11 +54,6 @@ the coarse integration error, ~1e-2 relative; the collapsed positional branch at
 of it from 1024 to 4096 points, docs/theory_general.md)."""
 _DEFINING = {"positional": "M", "semantic": "theta"}
 """The overlap that defines a pinned branch (the other one is pinned to zero)."""
-BACKTRACK = 4
-"""Default of ``solve_batch(backtrack=…)``: halvings of a row's damping the fixed-point safeguard may make
-(``fixed_point.iterate``: an invalid evaluation steps back to the last valid iterate, an oscillating mode the
-damping amplifies is damped harder; 0.6 → 0.0375 at most). Measured: the r = 2 pinned branches at the default
-damping 0.6 ended in ``invalid_state`` without it (docs/theory_general.md, "Rank-2 defaults")."""
 COARSE_RTOL = 1e-3
 """Tolerance of the coarse stage (its fixed point differs from the full one by the coarse integration error,
 ~1e-2 relative, so a tighter tolerance buys nothing)."""
@@ -312,7 +308,8 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
-                backtrack: int = BACKTRACK) -> list[GeneralSolution]:
+                backtrack: int | None = None,
+                progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
@@ -339,7 +336,11 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
 
     ``backtrack``: the safeguard of ``fixed_point.iterate`` — per row, up to this many halvings of the damping
     when an evaluation is invalid (back to the last valid iterate) or a mode oscillates with a growing
-    residual; 0 switches it off. The damping in use at the end is in ``GeneralSolution.iteration``.
+    residual; 0 switches it off; default (None): ``routing.default_backtrack`` (on at r > 1, off at r = 1).
+    The damping in use at the end is in ``GeneralSolution.iteration``.
+
+    ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
+    control starts a larger size, and at the end (the library prints nothing itself).
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -360,7 +361,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("sigma", sg[i], lo=0.0, lo_open=True)
         check_range("lam", lm[i], lo=0.0)
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
-    backtrack = check_int("backtrack", backtrack, 0)
+    backtrack = default_backtrack(params) if backtrack is None else check_int("backtrack", backtrack, 0)
     significance = check_range("significance", significance, lo=0.0)
     rho = signal_rank(branch, params.r, params.k, params.r_star)
     if even is None:
@@ -376,11 +377,16 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         for i in range(B)])
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
                significance, bool(even), backtrack)
+    if progress is not None:
+        progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
+                                     qmc_config.target, points_pending=B))
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
         if qmc_config.target > 0:
-            sols = _refine(job, sols, xs, hist, qmc_config)
+            sols = _refine(job, sols, xs, hist, qmc_config, progress)
+    if progress is not None:
+        progress(resolution.final_progress(sols, qmc_config.target))
     return sols
 
 
@@ -423,7 +429,7 @@ class _Job:
         sig_flat = np.repeat(self.sg[pts], S)
         X = x0.reshape(b * S, n)
         used = np.zeros(b * S, int)
-        full_calls = np.zeros(b * S, int)
+        full_calls = np.zeros(b * S, int)    # per row: evaluations whose prox was the global multi-start one
         damp = np.full(b * S, self.damping) if damp is None else np.asarray(damp, float)
         halvings = np.zeros(b * S, int)
         for i_stage, N in enumerate(stages):
@@ -454,6 +460,7 @@ class _Job:
                 (the exact map instead of the warm one, at no extra cost: one call instead of two)."""
                 if full.any() and padded_rows(int(full.sum()), b * S, chunk) >= len(idx):
                     full = np.ones_like(full)
+                full_calls[idx[full]] += 1       # (rows riding in the full call included)
                 parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
                          for sel, warm in ((full, False), (~full, True)) if sel.any()]
                 if len(parts) == 1:
@@ -476,7 +483,6 @@ class _Job:
                                       backtrack=self.backtrack)
             used += run.iterations
             damp, halvings = run.damping, halvings + run.halvings
-            full_calls += run.full_calls
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
                 conv = np.array([s is Status.CONVERGED for s in run.status])
@@ -513,7 +519,7 @@ def _resolution_entry(sol: GeneralSolution) -> dict:
             "iterations": sol.iterations, "worst": name, "rse": worst}
 
 
-def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig) -> list:
+def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, progress=None) -> list:
     """Error control (:mod:`.resolution`): continue every converged point whose worst relative standard error
     exceeds ``cfg.target`` on a larger, nested QMC size, from its converged per-scramble states (a new
     scramble starts from their mean), until the target is met or the caps stop it. Points needing the same
@@ -540,6 +546,9 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig) 
                 groups.setdefault(new, []).append(i)
         for new, pts in groups.items():
             S = new.scrambles
+            if progress is not None:
+                w = max((log[i][-1] for i in pts), key=lambda e: e["rse"])
+                progress(resolution.Progress("grow", new.points, S, w["rse"], cfg.target, w["worst"], len(pts)))
             x0 = np.stack([np.concatenate([states[i], np.repeat(states[i].mean(0)[None], S - len(states[i]), 0)])
                            for i in pts])                                                  # (b, S, n)
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
