@@ -117,3 +117,13 @@ def test_cli_point_progress_on_stderr_json_on_stdout(capsys):
     assert d["provenance"]["iteration"]["backtrack"] == 0     # r = 1: no safeguard
     err = out.err
     assert "QMC 64 x 2: solving" in err and "growing" in err and "done" in err, err
+
+
+def test_unconverged_point_names_its_failed_scrambles():
+    """A point stopped before its fixed point: no values, and the provenance says which scrambles (by seed)
+    failed, with status and residual."""
+    sol = solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=TINY, max_steps=3)
+    assert sol.status is Status.MAX_STEPS and np.isnan(sol.values["q"])
+    failed = sol.to_dict()["provenance"]["iteration"]["failed_scrambles"]
+    assert [f["seed"] for f in failed] == [0, 1] and all(f["status"] == "max_steps" for f in failed)
+    assert all(f["residual"] > 1e-5 for f in failed)

@@ -85,6 +85,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         d, converged, status = g.to_dict(), g.converged, g.status.value
         if g.significance is not None and g.significance["reason"]:
             status += f" ({g.significance['reason']})"
+        if g.iteration and g.iteration["failed_scrambles"]:
+            status += " (scrambles without a fixed point: " + ", ".join(
+                f"seed {f['seed']} {f['status']} at residual {f['residual']:.2g}"
+                for f in g.iteration["failed_scrambles"]) + ")"
         if g.converged and g.resolution is not None and not g.resolution["met"]:
             last = g.resolution["sizes"][-1]
             status += (f" (QMC error target {g.resolution['target']:.2g} not met: relative s.e. of {last['worst']} "

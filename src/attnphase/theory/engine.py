@@ -496,15 +496,20 @@ class _Job:
                                                 lam=float(self.lm[i])),
                                  float(self.al[i]), branch, run, slice(j * S, (j + 1) * S), cfg,
                                  self.full_prox_every, coarse_x, self.significance), even=self.even,
-                        iteration=self.iteration_record(run, slice(j * S, (j + 1) * S)))
+                        iteration=self.iteration_record(run, slice(j * S, (j + 1) * S), cfg))
                 for j, i in enumerate(pts)]
         return sols, run.x.reshape(b, S, n), run.history
 
-    def iteration_record(self, run: fixed_point.Run, sl: slice) -> dict:
+    def iteration_record(self, run: fixed_point.Run, sl: slice, cfg: QMCConfig) -> dict:
         """The provenance of the iteration of one point (rows ``sl``): damping asked and in use at the end
-        (lowest over the scrambles; the safeguard may have halved it), halvings, Anderson depth."""
+        (lowest over the scrambles; the safeguard may have halved it), halvings, Anderson depth, and the
+        scrambles (by seed) whose own fixed point failed, with status and last residual (a point is converged
+        only if every scramble is)."""
+        failed = [{"seed": seed, "status": st.value, "residual": float(res)}
+                  for seed, st, res in zip(cfg.seeds, run.status[sl], run.residual[sl]) if st is not Status.CONVERGED]
         return {"damping": self.damping, "damping_final": float(np.min(run.damping[sl])),
-                "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson}
+                "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
+                "failed_scrambles": failed}
 
 
 MAX_SAMPLES = 1 << 17

@@ -60,7 +60,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
-    Step: ``x + damping·f`` (f = F(x) − x; ``damping`` one number or one per row), replaced by the Anderson (type II) extrapolation over the last
+    Step: ``x + damping·f`` (f = F(x) − x; ``damping`` one number or one per row), replaced by the Anderson
+    (type II) extrapolation over the last
     ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
     with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
     active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
@@ -162,7 +163,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             # (ii) an oscillating mode the damping amplifies: halve it
             if last_f is not None:
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    cos = np.sum(f * last_f, axis=1) / (np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1))
+                    norms = np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1)
+                    cos = np.sum(f * last_f, axis=1) / norms
                 osc = active & ~bad & (r_now > prev_res) & (cos < OSCILLATION_COS) & (halvings < backtrack)
                 damp[osc] *= 0.5
                 halvings[osc] += 1
