@@ -23,9 +23,11 @@ OSCILLATION_COS = -0.5
 oscillating mode the damping amplifies (an eigenvalue of the map's Jacobian below ``1 − 2/damping``):
 :func:`iterate` with ``backtrack`` halves that row's damping once this was seen ``OSCILLATION_RUN``
 evaluations in a row."""
-OSCILLATION_RUN = 2
-"""Evaluations in a row with the oscillation before the damping is halved (one alone is often an Anderson
-overshoot that the next step corrects: with 1, converging r = 2 points had their damping cut 6–7 times)."""
+OSCILLATION_RUN = 1
+"""Evaluations in a row with the oscillation before the damping is halved. 1: more halvings than needed in
+runs that converge anyway (6–7 at the r = 2 positional point at 4096 × 4), but 2 was too late there: at 512 × 4
+the positional α = 2 point then let one scramble's oscillation flip the sign of M (its own fixed point −M, a
+gauge copy), and the point was ``not_significant`` (docs/theory_general.md, "Rank-2 defaults")."""
 
 
 def remaining_distance(recent: np.ndarray) -> np.ndarray:
