@@ -107,9 +107,10 @@ def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=Fals
     """Theory points of one branch (one vmapped batch per QMC size, cached as JSON), on the engine's default
     iteration settings (r > 1: its safeguard halves the damping where the map oscillates or an evaluation is
     invalid; the hand-set dampings of before are no longer needed, docs/theory_general.md); the points of
-    ``R2_POINTS_FACTOR`` on more QMC points. ``free`` from its default start at every α (was: a continuation
-    in α, which now lands on another fixed point at α = 2: from the α = 1 point, q = 0.1075, e_t = 0.003006,
-    above the mixed point's 0.002787)."""
+    ``R2_POINTS_FACTOR`` on more QMC points. ``free`` from its default start at every α, and where that fails
+    (α = 2.3: one scramble ``invalid_state``) from the converged point at the α before it (a continuation at
+    every α, as before, lands on another fixed point at α = 2: from the α = 1 point, q = 0.1075,
+    e_t = 0.003006, above the mixed point's 0.002787)."""
     tag = "_".join(f"{a:g}" for a in alphas)
     f = out_dir / f"theory_{struct}_{branch}_a{tag}_N{cfg.points}x{cfg.scrambles}.json"
     if f.exists() and not rerun:
@@ -121,6 +122,12 @@ def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=Fals
     for fac in sorted(set(factor.values())):
         sols += solve_batch(p, [a for a in alphas if factor[a] == fac], branch,
                             qmc_config=replace(cfg, points=cfg.points * fac), max_steps=300)
+    sols.sort(key=lambda s: s.alpha)
+    if branch == "free":      # a point whose default start fails: continued from the converged point before it
+        for i in range(1, len(sols)):
+            if not sols[i].converged and sols[i - 1].converged:
+                sols[i] = solve_batch(p, [sols[i].alpha], branch, init=sols[i - 1].x, max_steps=300,
+                                      qmc_config=replace(cfg, points=cfg.points * factor[sols[i].alpha]))[0]
     sols.sort(key=lambda s: list(alphas).index(s.alpha))
     wall = time.perf_counter() - t
     out = [dict(s.to_dict(), wall_s=wall) for s in sols]
