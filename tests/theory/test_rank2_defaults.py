@@ -127,3 +127,22 @@ def test_unconverged_point_names_its_failed_scrambles():
     failed = sol.to_dict()["provenance"]["iteration"]["failed_scrambles"]
     assert [f["seed"] for f in failed] == [0, 1] and all(f["status"] == "max_steps" for f in failed)
     assert all(f["residual"] > 1e-5 for f in failed)
+
+
+@pytest.mark.slow
+def test_rank2_pinned_points_converge_on_the_default_settings():
+    """r = 2, ω = 0.3, 512 × 4 (the bench's size), no iteration knob: positional α = 2 and semantic α = 1 ended
+    ``invalid_state`` without the safeguard (measured: docs/theory_general.md, "Rank-2 defaults and
+    progress"); with it they converge to the points the hand-set dampings found (the bench table, at the
+    same points: q, m / θ, e_t within 1e-3 relative — they agree to the printed digits)."""
+    p = ModelParams(r=2, omega=0.3)
+    cfg = QMCConfig(points=512, scrambles=4)
+    ref = {("positional", 2.0): (0.087434, 0.2264, 0.0034448), ("semantic", 1.0): (0.071835, 0.063283, 0.0020541)}
+    for (branch, alpha), (q, z, e_t) in ref.items():
+        off = solve(p, alpha, branch, qmc_config=cfg, backtrack=0)
+        assert off.status is Status.INVALID_STATE, off.status
+        sol = solve(p, alpha, branch, qmc_config=cfg)
+        assert sol.converged, (branch, alpha, sol.status, sol.iteration)
+        assert sol.iteration["backtrack"] == SAFEGUARD_HALVINGS and sol.iteration["halvings"] >= 1
+        got = (sol.values["q"], sol.values["m" if branch == "positional" else "theta"], sol.values["e_t"])
+        np.testing.assert_allclose(got, (q, z, e_t), rtol=1e-3)
