@@ -43,6 +43,7 @@ import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -94,33 +95,40 @@ def run_finite_d(struct, init, alpha, d, instances, out_dir: Path, rerun=False) 
     return data
 
 
-R2_KNOBS = {"free": dict(damping=0.3), "semantic": dict(damping=0.5, anderson=0, full_prox_every=1),
-            "positional": dict(damping=0.25, anderson=5, full_prox_every=1)}
+R2_POINTS_FACTOR = {("positional", 2.3): 4}
+"""r = 2 points solved on this many times the QMC points (issue 11, helper hB): at 512 × 4 one scramble's map of
+the positional α = 2.3 point has no root (a sample's minimiser switches basin there), at 2048 × 4 and
+4096 × 4 it converges (docs/theory_general.md, "Rank-2 defaults and progress"). Every r = 2 point runs on the
+engine's default iteration settings (the safeguard ``routing.default_backtrack``; the hand-set dampings,
+``R2_KNOBS``, are gone)."""
 
 
 def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=False) -> list[dict]:
-    """Theory points of one branch (one vmapped batch, cached as JSON). r > 1 (docs/theory_general.md): free
-    with damping 0.3 (the positional direction's map oscillates at the default 0.6); semantic with plain
-    damping 0.5, no Anderson (its noise direction makes the map rough: Anderson steps into invalid states);
-    positional with damping 0.25 and Anderson (the undamped map has an eigenvalue −4.8 at α = 2, mostly along
-    q₁₁: damping above 2/5.8 = 0.34 makes it grow). Both pinned r = 2 branches with the global prox at every
-    evaluation (``full_prox_every=1``): with the warm prox in between, the semantic α = 2 point cycled at a
-    residual ~1e-3 between the warm and the certifying full evaluations (their fixed points differ where a
-    sample's global minimiser is not one the warm Newton follows); with it, 31 steps."""
+    """Theory points of one branch (one vmapped batch per QMC size, cached as JSON), on the engine's default
+    iteration settings (r > 1: its safeguard halves the damping where the map oscillates or an evaluation is
+    invalid; the hand-set dampings of before are no longer needed, docs/theory_general.md); the points of
+    ``R2_POINTS_FACTOR`` on more QMC points. ``free`` from its default start at every α, and where that fails
+    (α = 2.3: one scramble ``invalid_state``) from the converged point at the α before it (a continuation at
+    every α, as before, lands on another fixed point at α = 2: from the α = 1 point, q = 0.1075,
+    e_t = 0.003006, above the mixed point's 0.002787)."""
     tag = "_".join(f"{a:g}" for a in alphas)
     f = out_dir / f"theory_{struct}_{branch}_a{tag}_N{cfg.points}x{cfg.scrambles}.json"
     if f.exists() and not rerun:
         return json.loads(f.read_text())
     p = ModelParams(omega=OMEGA, **STRUCTURES[struct]["params"])
     t = time.perf_counter()
-    knobs = {} if p.r == 1 else R2_KNOBS[branch]
-    if branch == "free":      # continuation in α: each point starts from the previous converged one
-        sols, init = [], None
-        for a in sorted(alphas):
-            sols += solve_batch(p, [a], branch, qmc_config=cfg, max_steps=300, init=init, **knobs)
-            init = sols[-1].x if sols[-1].converged else init
-    else:
-        sols = solve_batch(p, list(alphas), branch, qmc_config=cfg, max_steps=300, **knobs)
+    factor = {a: R2_POINTS_FACTOR.get((branch, a), 1) if p.r > 1 else 1 for a in alphas}
+    sols = []
+    for fac in sorted(set(factor.values())):
+        sols += solve_batch(p, [a for a in alphas if factor[a] == fac], branch,
+                            qmc_config=replace(cfg, points=cfg.points * fac), max_steps=300)
+    sols.sort(key=lambda s: s.alpha)
+    if branch == "free":      # a point whose default start fails: continued from the converged point before it
+        for i in range(1, len(sols)):
+            if not sols[i].converged and sols[i - 1].converged:
+                sols[i] = solve_batch(p, [sols[i].alpha], branch, init=sols[i - 1].x, max_steps=300,
+                                      qmc_config=replace(cfg, points=cfg.points * factor[sols[i].alpha]))[0]
+    sols.sort(key=lambda s: list(alphas).index(s.alpha))
     wall = time.perf_counter() - t
     out = [dict(s.to_dict(), wall_s=wall) for s in sols]
     f.write_text(json.dumps(out, default=float))
@@ -375,7 +383,8 @@ def main(argv=None) -> int:
         "Produced by `python bench/bench_theory_vs_finite_d.py` (cached JSON in `docs/data/theory_vs_finite_d/`; "
         "`--rerun` recomputes; see the script's docstring). ω = 0.3, σ = 0.5, λ = 0.01; finite d: L-BFGS "
         f"(`attnphase simulate --optimizer lbfgs`), d = {a.d}, {a.instances} instances per case, exact ε_g; "
-        f"theory: QMC engine, {cfg.points} points × {cfg.scrambles} scrambles (r = 2: damping 0.3 free; pinned: 0.5 without Anderson semantic, 0.25 with Anderson positional, global prox at every evaluation).",
+        f"theory: QMC engine, {cfg.points} points × {cfg.scrambles} scrambles on the engine's default iteration settings "
+        f"(r = 2 positional α = 2.3: {cfg.points * R2_POINTS_FACTOR[('positional', 2.3)]} points, `R2_POINTS_FACTOR`).",
         "",
         "### Theory fixed points", "", *theory_table(theory_all), "",
         "### Finite-d clusters against the nearest theory fixed point", "",

@@ -20,3 +20,36 @@ def progress_bar(*extra_columns, bold: bool = False, transient: bool = False):
     return Progress(TextColumn("[bold]{task.description}" if bold else "{task.description}"), BarColumn(),
                     MofNCompleteColumn(), *extra_columns, TimeElapsedColumn(), console=stderr_console(),
                     transient=transient)
+
+
+class QMCStatus:
+    """A status line on stderr for the theory engine's ``progress`` callback (``engine.solve_batch``): on a
+    terminal a rich spinner whose text follows the reports (QMC size, stage, worst relative s.e. against the
+    target); otherwise one line per report, so a log still shows how far the error control got. Use as a
+    context manager; the instance is the callback."""
+
+    def __init__(self, label: str = ""):
+        self.label = label
+        self._status = None
+
+    def __enter__(self) -> "QMCStatus":
+        con = stderr_console()
+        if con.is_terminal:
+            self._status = con.status(self._text("starting"))
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+            self._status = None
+
+    def _text(self, what: str) -> str:
+        return f"{self.label}: {what}" if self.label else what
+
+    def __call__(self, report) -> None:
+        text = self._text(report.describe())
+        if self._status is not None:
+            self._status.update(text)
+        else:
+            stderr_console().print(text, markup=False, highlight=False, soft_wrap=True)

@@ -77,11 +77,18 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule)
     if how == "qmc":
+        from ..progress import QMCStatus
         from ..theory.engine import solve
-        g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles, qmc_target))
+        with QMCStatus(f"{branch}, α={alpha:g}") as progress:
+            g = solve(params, alpha, branch, qmc_config=_qmc_config(qmc_points, scrambles, qmc_target),
+                      progress=progress)
         d, converged, status = g.to_dict(), g.converged, g.status.value
         if g.significance is not None and g.significance["reason"]:
             status += f" ({g.significance['reason']})"
+        if g.iteration and g.iteration["failed_scrambles"]:
+            status += " (scrambles without a fixed point: " + ", ".join(
+                f"seed {f['seed']} {f['status']} at residual {f['residual']:.2g}"
+                for f in g.iteration["failed_scrambles"]) + ")"
         if g.converged and g.resolution is not None and not g.resolution["met"]:
             last = g.resolution["sizes"][-1]
             status += (f" (QMC error target {g.resolution['target']:.2g} not met: relative s.e. of {last['worst']} "
@@ -137,11 +144,12 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     order = sorted(grid, reverse=True)
     frames = []
     if how == "qmc":
+        from ..progress import QMCStatus
         from ..theory.engine import solve_batch
         cfg = _qmc_config(qmc_points, scrambles, qmc_target)
         for b in branches:
-            with console.status(f"{b}: {len(grid)} points in one batch"):
-                sols = solve_batch(params, grid, b, qmc_config=cfg)
+            with QMCStatus(f"{b}: {len(grid)} points in one batch") as progress:
+                sols = solve_batch(params, grid, b, qmc_config=cfg, progress=progress)
             frame = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
                                   for s in sols])
             frames.append(frame.assign(integrator="qmc", qmc_points=[s.qmc.points for s in sols],

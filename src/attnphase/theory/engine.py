@@ -26,6 +26,7 @@ from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
 from . import fixed_point, prox_general as PG, qmc, resolution
+from .routing import default_backtrack
 from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
 from .status import Status
 
@@ -124,7 +125,8 @@ class GeneralSolution:
     ``significance``: the test of the pinned branch's defining overlap (:func:`overlap_significance`; None
     where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``. ``resolution``: the error
     control's record (target, the QMC sizes tried with their worst relative standard error, ``met``,
-    ``capped``; None for a fixed size, :func:`_refine`)."""
+    ``capped``; None for a fixed size, :func:`_refine`). ``iteration``: damping asked and in use at the end
+    (the safeguard of ``fixed_point.iterate`` may lower it), its halvings, the Anderson depth."""
 
     params: ModelParams
     alpha: float
@@ -142,6 +144,7 @@ class GeneralSolution:
     last: OrderParams | None = None
     full_prox_every: int = 1
     full_prox_calls: int = 0
+    iteration: dict | None = None
     significance: dict | None = None
     even: bool = False
     resolution: dict | None = None
@@ -180,6 +183,7 @@ class GeneralSolution:
                                       "full_prox_every": self.full_prox_every,
                                       "full_prox_calls": self.full_prox_calls,
                                       "certified_by": "global multi-start prox"},
+                           "iteration": self.iteration,
                            "significance": None if self.significance is None else dict(self.significance),
                            "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None,
                            "resolution": self.resolution}
@@ -303,7 +307,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 qmc_config: QMCConfig | None = None, rtol: float = 1e-5, max_steps: int = 200,
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
-                significance: float = SIGNIFICANCE_K, even: bool | None = None) -> list[GeneralSolution]:
+                significance: float = SIGNIFICANCE_K, even: bool | None = None,
+                backtrack: int | None = None,
+                progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
@@ -327,6 +333,14 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
     states even in the student directions its signal does not use. Default (None): on for pinned branches
     with such directions at r > 1 (r > rank of the signal), off otherwise; recorded in the provenance.
+
+    ``backtrack``: the safeguard of ``fixed_point.iterate`` — per row, up to this many halvings of the damping
+    when an evaluation is invalid (back to the last valid iterate) or a mode oscillates with a growing
+    residual; 0 switches it off; default (None): ``routing.default_backtrack`` (on at r > 1, off at r = 1).
+    The damping in use at the end is in ``GeneralSolution.iteration``.
+
+    ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
+    control starts a larger size, and at the end (the library prints nothing itself).
     """
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -347,6 +361,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         check_range("sigma", sg[i], lo=0.0, lo_open=True)
         check_range("lam", lm[i], lo=0.0)
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
+    backtrack = default_backtrack(params) if backtrack is None else check_int("backtrack", backtrack, 0)
     significance = check_range("significance", significance, lo=0.0)
     rho = signal_rank(branch, params.r, params.k, params.r_star)
     if even is None:
@@ -361,12 +376,17 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         default_init(params.replace(sigma=float(sg[i])), branch) if inits[i] is None else inits[i])))))
         for i in range(B)])
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even))
+               significance, bool(even), backtrack)
+    if progress is not None:
+        progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
+                                     qmc_config.target, points_pending=B))
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
         if qmc_config.target > 0:
-            sols = _refine(job, sols, xs, hist, qmc_config)
+            sols = _refine(job, sols, xs, hist, qmc_config, progress)
+    if progress is not None:
+        progress(resolution.final_progress(sols, qmc_config.target))
     return sols
 
 
@@ -388,13 +408,16 @@ class _Job:
     full_prox_every: int
     significance: float
     even: bool
+    backtrack: int = 0
 
     def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
-            hist: tuple | None = None, coarse_x: np.ndarray | None = None):
+            hist: tuple | None = None, coarse_x: np.ndarray | None = None, damp: np.ndarray | None = None):
         """Iterate the points ``pts`` (indices into the batch) from ``x0`` (b, S, n), one row per (point,
         scramble), through the QMC stages ``stages`` of ``cfg``; ``hist``: Anderson secant pairs per row to start
         from; ``coarse_x`` (b·S, n): a previous resolution's states for the significance test's trend (the
-        coarse stage's, if it runs). Returns (solutions, final states (b, S, n), secant pairs per row)."""
+        coarse stage's, if it runs); ``damp`` (b·S,): each row's damping to start from (default ``self.damping``;
+        the safeguard's lowered damping carries over from stage to stage). Returns (solutions, final states
+        (b, S, n), secant pairs per row)."""
         params, branch = self.params, self.branch
         L, r, rs, k, S = params.L, params.r, params.r_star, params.k, cfg.scrambles
         b = len(pts)
@@ -406,7 +429,9 @@ class _Job:
         sig_flat = np.repeat(self.sg[pts], S)
         X = x0.reshape(b * S, n)
         used = np.zeros(b * S, int)
-        full_calls = np.zeros(b * S, int)
+        full_calls = np.zeros(b * S, int)    # per row: evaluations whose prox was the global multi-start one
+        damp = np.full(b * S, self.damping) if damp is None else np.asarray(damp, float)
+        halvings = np.zeros(b * S, int)
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
             h_cache = np.zeros((b * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
@@ -435,6 +460,7 @@ class _Job:
                 (the exact map instead of the warm one, at no extra cost: one call instead of two)."""
                 if full.any() and padded_rows(int(full.sum()), b * S, chunk) >= len(idx):
                     full = np.ones_like(full)
+                full_calls[idx[full]] += 1       # (rows riding in the full call included)
                 parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
                          for sel, warm in ((full, False), (~full, True)) if sel.any()]
                 if len(parts) == 1:
@@ -451,11 +477,12 @@ class _Job:
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=self.rtol if final else max(self.rtol, COARSE_RTOL),
-                                      max_steps=self.max_steps, damping=self.damping, anderson=self.anderson,
+                                      max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
-                                      compact=True, full_every=self.full_prox_every, certify=final)
+                                      compact=True, full_every=self.full_prox_every, certify=final,
+                                      backtrack=self.backtrack)
             used += run.iterations
-            full_calls += run.full_calls
+            damp, halvings = run.damping, halvings + run.halvings
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
                 conv = np.array([s is Status.CONVERGED for s in run.status])
@@ -464,12 +491,25 @@ class _Job:
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
         run.full_calls = full_calls
+        run.halvings = halvings
         sols = [replace(_collect(params.replace(omega=float(self.om[i]), sigma=float(self.sg[i]),
                                                 lam=float(self.lm[i])),
                                  float(self.al[i]), branch, run, slice(j * S, (j + 1) * S), cfg,
-                                 self.full_prox_every, coarse_x, self.significance), even=self.even)
+                                 self.full_prox_every, coarse_x, self.significance), even=self.even,
+                        iteration=self.iteration_record(run, slice(j * S, (j + 1) * S), cfg))
                 for j, i in enumerate(pts)]
         return sols, run.x.reshape(b, S, n), run.history
+
+    def iteration_record(self, run: fixed_point.Run, sl: slice, cfg: QMCConfig) -> dict:
+        """The provenance of the iteration of one point (rows ``sl``): damping asked and in use at the end
+        (lowest over the scrambles; the safeguard may have halved it), halvings, Anderson depth, and the
+        scrambles (by seed) whose own fixed point failed, with status and last residual (a point is converged
+        only if every scramble is)."""
+        failed = [{"seed": seed, "status": st.value, "residual": float(res)}
+                  for seed, st, res in zip(cfg.seeds, run.status[sl], run.residual[sl]) if st is not Status.CONVERGED]
+        return {"damping": self.damping, "damping_final": float(np.min(run.damping[sl])),
+                "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
+                "failed_scrambles": failed}
 
 
 MAX_SAMPLES = 1 << 17
@@ -484,7 +524,7 @@ def _resolution_entry(sol: GeneralSolution) -> dict:
             "iterations": sol.iterations, "worst": name, "rse": worst}
 
 
-def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig) -> list:
+def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, progress=None) -> list:
     """Error control (:mod:`.resolution`): continue every converged point whose worst relative standard error
     exceeds ``cfg.target`` on a larger, nested QMC size, from its converged per-scramble states (a new
     scramble starts from their mean), until the target is met or the caps stop it. Points needing the same
@@ -511,11 +551,15 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig) 
                 groups.setdefault(new, []).append(i)
         for new, pts in groups.items():
             S = new.scrambles
+            if progress is not None:
+                w = max((log[i][-1] for i in pts), key=lambda e: e["rse"])
+                progress(resolution.Progress("grow", new.points, S, w["rse"], cfg.target, w["worst"], len(pts)))
             x0 = np.stack([np.concatenate([states[i], np.repeat(states[i].mean(0)[None], S - len(states[i]), 0)])
                            for i in pts])                                                  # (b, S, n)
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
             new_sols, new_xs, new_hist = job.run(np.asarray(pts), x0, new, (new.points,), h,
-                                                 coarse_x=x0.reshape(-1, x0.shape[-1]))
+                                                 coarse_x=x0.reshape(-1, x0.shape[-1]),
+                                                 damp=np.repeat([sols[i].iteration["damping_final"] for i in pts], S))
             for j, i in enumerate(pts):
                 sols[i], states[i] = new_sols[j], new_xs[j]
                 pairs[i] = (new_hist[0][j * S:(j + 1) * S], new_hist[1][j * S:(j + 1) * S])

@@ -18,6 +18,16 @@ RATE_WINDOW = 3
 CHEAP_JUMP = 10.0
 """A full evaluation whose residual exceeds the cheap one just before by this factor sends the row to the full
 tier for good (two-tier maps, :func:`iterate`)."""
+OSCILLATION_COS = -0.5
+"""Two successive undamped steps ``f = F(x) − x`` with cosine below this, while the residual grows, are an
+oscillating mode the damping amplifies (an eigenvalue of the map's Jacobian below ``1 − 2/damping``):
+:func:`iterate` with ``backtrack`` halves that row's damping once this was seen ``OSCILLATION_RUN``
+evaluations in a row."""
+OSCILLATION_RUN = 1
+"""Evaluations in a row with the oscillation before the damping is halved. 1: more halvings than needed in
+runs that converge anyway (6–7 at the r = 2 positional point at 4096 × 4), but 2 was too late there: at 512 × 4
+the positional α = 2 point then let one scramble's oscillation flip the sign of M (its own fixed point −M, a
+gauge copy), and the point was ``not_significant`` (docs/theory_general.md, "Rank-2 defaults")."""
 
 
 def remaining_distance(recent: np.ndarray) -> np.ndarray:
@@ -44,17 +54,20 @@ class Run:
     residual: np.ndarray
     history: tuple = ((), ())   # the Anderson secant pairs (dX, dF) per point, to continue on a similar map
     full_calls: np.ndarray | int = 0   # per point: evaluations of the full tier of a two-tier map (``full_every``)
+    damping: np.ndarray | None = None  # per point: the damping in use at the end (``backtrack`` may lower it)
+    halvings: np.ndarray | None = None  # per point: how often ``backtrack`` halved it
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
-            certify: bool = True) -> Run:
+            certify: bool = True, backtrack: int = 0) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
-    Step: ``x + damping·f`` (f = F(x) − x), replaced by the Anderson (type II) extrapolation over the last
+    Step: ``x + damping·f`` (f = F(x) − x; ``damping`` one number or one per row), replaced by the Anderson
+    (type II) extrapolation over the last
     ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
     with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
     active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
@@ -76,11 +89,21 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     from the last ``RATE_WINDOW + 1`` residuals, the distance still to go is ``≈ res ρ/(1 − ρ)`` (geometric
     tail), and a point converges only once that is below ``rtol`` too (a relative change of 1e-6 per step
     that goes on for ever is not a fixed point; seen: the collapsing positional branch at ω = 0.1).
+
+    ``backtrack > 0``: a safeguard, per row, at most ``backtrack`` times: (i) an evaluation that is invalid or
+    non-finite does not end the row: it returns to its last valid iterate, its damping is halved and its
+    Anderson pairs dropped; (ii) an oscillating mode (the residual grew while two successive undamped steps
+    point against each other, cosine < ``OSCILLATION_COS``, at ``OSCILLATION_RUN`` evaluations in a row)
+    halves the damping too. Only once the budget is
+    spent is a row ``INVALID_STATE`` / ``DIVERGED``; ``Run.damping`` and ``Run.halvings`` say what was used.
+    0: no safeguard (the first invalid evaluation ends the row).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
-    check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
+    for beta in np.atleast_1d(damping):
+        check_range("damping", float(beta), lo=0.0, hi=1.0, lo_open=True)
     anderson = check_int("anderson", anderson, 0)
+    backtrack = check_int("backtrack", backtrack, 0)
     full_every = check_int("full_every", full_every, 0)
     if full_every and not compact:
         raise ParameterError("full_every", "0 unless compact=True (the two-tier map takes the active rows)",
@@ -104,6 +127,10 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     certifying = np.zeros(B, bool)
     full_calls = np.zeros(B, int)
     recent = np.full((B, RATE_WINDOW + 1), np.nan)   # last residuals per row, newest last
+    damp = np.array(np.broadcast_to(np.asarray(damping, dtype=np.float64), (B,)))   # per row (``backtrack``)
+    halvings = np.zeros(B, int)
+    good_x, good_f = np.full((B, n), np.nan), np.full((B, n), np.nan)   # last valid iterate and its step
+    osc_run = np.zeros(B, int)           # evaluations in a row that showed the oscillation
     for it in range(1, max_steps + 1):
         idx = np.nonzero(active)[0]
         full = np.ones(B, bool)
@@ -136,10 +163,30 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         recent[idx] = np.concatenate([recent[idx, 1:], r_now[idx, None]], axis=1)
         iters = np.where(active, it, iters)
         bad = active & ~(ok & finite)
+        f = FX - X
+        retry = np.zeros(B, bool)
+        if backtrack:
+            # (i) an invalid evaluation: back to the last valid iterate with half the damping
+            retry = bad & (halvings < backtrack) & np.all(np.isfinite(good_x), axis=1)
+            # (ii) an oscillating mode the damping amplifies: halve it
+            if last_f is not None:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    norms = np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1)
+                    cos = np.sum(f * last_f, axis=1) / norms
+                osc_now = active & ~bad & (r_now > prev_res) & (cos < OSCILLATION_COS)
+                osc_run = np.where(osc_now, osc_run + 1, np.where(active, 0, osc_run))
+                osc = (osc_run >= OSCILLATION_RUN) & (halvings < backtrack)
+                damp[osc] *= 0.5
+                halvings[osc] += 1
+                osc_run[osc] = 0
+            ok_rows = active & ~bad
+            good_x[ok_rows], good_f[ok_rows] = X[ok_rows], f[ok_rows]
+            res[retry], recent[retry] = prev_res[retry], np.nan
+            bad &= ~retry
         status[bad & ~finite] = Status.DIVERGED
         status[bad & finite] = Status.INVALID_STATE
         active &= ~bad
-        conv = active & (res < rtol) & (remaining_distance(recent) < rtol)
+        conv = active & ~retry & (res < rtol) & (remaining_distance(recent) < rtol)
         if full_every and certify:
             cert_req |= conv & ~full         # converged on the cheap map: certify on the full one
             # the cheap map misled the row (a failed certification, or a full residual far above the cheap
@@ -151,8 +198,12 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         active &= ~conv
         if not active.any():
             break
-        f = FX - X
-        X_new = X + damping * f
+        for b in np.nonzero(retry)[0]:       # the rejected iterate is replaced: step again from the valid one
+            damp[b] *= 0.5
+            halvings[b] += 1
+            X[b], f[b] = good_x[b], good_f[b]
+            dX[b], dF[b] = [], []            # (the next secant pair is taken from the valid iterate)
+        X_new = X + damp[:, None] * f
         if anderson:
             for b in np.nonzero(active)[0]:
                 if last_x is not None:
@@ -161,12 +212,13 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     del dX[b][:-anderson], dF[b][:-anderson]
                 if not dX[b]:
                     continue
+                beta = damp[b]
                 Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
                 gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
-                cand = X[b] + damping * f[b] - (Xm + damping * Fm) @ gam
+                cand = X[b] + beta * f[b] - (Xm + beta * Fm) @ gam
                 step = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300)
                 if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand)):
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res, (dX, dF), full_calls)
+    return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings)

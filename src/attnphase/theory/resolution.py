@@ -14,6 +14,8 @@ point sets. At the caps the point is reported with ``met = False``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 WATCHED = ("q", "m", "theta", "V", "eps_g", "e_t")
 """The reported numbers whose relative standard error the rule controls (a quantity that is exactly 0 — the
@@ -59,3 +61,43 @@ def grown_size(points: int, scrambles: int, ratio: float, max_points: int = MAX_
     while factor > 1 and 2 * n <= max_points:
         n, factor = 2 * n, factor // 2
     return None if (n, s) == (points, scrambles) else (n, s)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the engine reports to a ``progress`` callback (``engine.solve_batch(progress=…)``) while it works:
+    ``stage`` is ``"solve"`` (the first size, ``rse`` NaN: nothing measured yet), ``"grow"`` (a larger size is
+    started for ``points_pending`` points whose worst relative s.e. ``rse`` of ``worst`` exceeds ``target``) or
+    ``"done"`` (``rse``: the worst over the batch's converged points at their final sizes)."""
+
+    stage: str
+    points: int
+    scrambles: int
+    rse: float
+    target: float
+    worst: str | None = None
+    points_pending: int = 0
+
+    def describe(self) -> str:
+        """One line for a status display."""
+        size = f"QMC {self.points} x {self.scrambles}"
+        if self.stage == "solve":
+            return f"{size}: solving {self.points_pending} point(s)"
+        err = f"worst relative s.e. {self.worst} {self.rse:.2g} (target {self.target:.2g})"
+        if self.stage == "grow":
+            return f"{size}: growing {self.points_pending} point(s), {err}"
+        return f"{size}: done, {err}" if self.worst else f"{size}: done"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def final_progress(solutions, target: float) -> Progress:
+    """The ``"done"`` report of a batch: the largest size reached and the worst relative s.e. over its
+    converged points (``solutions``: ``engine.GeneralSolution``)."""
+    done = [x for x in solutions if x.converged]
+    sizes = [(x.qmc.points, x.qmc.scrambles) for x in solutions] or [(0, 0)]
+    name, rse = worst({f"{k}@{i}": v for i, x in enumerate(done)
+                       for k, v in relative_errors(x.values, x.errors).items()})
+    return Progress("done", *max(sizes), rse if name else math.nan, target,
+                    name.split("@")[0] if name else None, 0)

@@ -1,4 +1,5 @@
-"""Which integrator solves a point (MODEL.md §6 vs §8): one rule for the CLI and the notebook API.
+"""Which integrator solves a point (MODEL.md §6 vs §8): one rule for the CLI and the notebook API; and the
+fixed-point safeguard the general engine uses by default for a structure (:func:`default_backtrack`).
 
 ``auto`` picks the split-line rule where it applies (L = 2, r = r* = k = 1: the precise integrator of §6) and
 the randomized-QMC engine of §8 everywhere else; ``split`` and ``product`` are refused outside their case.
@@ -30,3 +31,20 @@ def choose_integrator(params: ModelParams, integrator: str = "auto", rule: str |
         raise ParameterError(name, "qmc or auto when L != 2, r != 1, r* != 1 or k != 1 (the split and product "
                              "rules are for L = 2, r = r* = 1, k = 1)", integrator)
     return integrator
+
+
+SAFEGUARD_HALVINGS = 4
+"""Halvings of the damping (0.6 → 0.0375 at most) the safeguard of ``fixed_point.iterate`` may make per row
+where it is on by default (:func:`default_backtrack`)."""
+
+
+def default_backtrack(params: ModelParams) -> int:
+    """Default of ``engine.solve_batch(backtrack=…)``: ``SAFEGUARD_HALVINGS`` for a rank r > 1 student, 0 (no
+    safeguard) at r = 1. Measured (docs/theory_general.md, "Rank-2 defaults and progress"): at r = 2 the pinned
+    branches' maps have an oscillating mode (eigenvalue ≈ −4.8 at the positional point, so damping 0.6 makes
+    it grow) and the default start runs into invalid states: without the safeguard the default call ended in
+    ``invalid_state``, with it every r = 2 point tried converged to the values of hand-tuned dampings. At
+    r = 1 the default damping converges where a fixed point exists, and the safeguard only slows the
+    collapsed-branch artefacts (positional ω = 0.1: damping cut to 0.0375, 65 instead of ~25 steps before
+    it is found ``not_significant``), so the r = 1 behaviour is kept as it was."""
+    return SAFEGUARD_HALVINGS if params.r > 1 else 0
