@@ -13,7 +13,9 @@ quantity that is exactly 0 in theory (m on the semantic branch, θ on the positi
 finite-d floor instead: for Q independent of a unit direction, ‖Qᵀu‖/√d has size √(q/(σ² d)) per direction.
 
 Where the d-series of ``ZERO_SERIES`` exists (``bench_lbfgs_endpoints.py`` end points at d = 500–4000), a quantity
-that is 0 in theory is judged by its d-scaling (intercept of a + b/√d within 3 s.e. of 0) instead of the floor.
+that is 0 in theory is judged by its d-scaling (intercept of a + b/√d within 3 s.e. of 0, exponent < 0) instead of
+the floor. Those end points are made by ``python bench/bench_lbfgs_endpoints.py --struct L2r2 --d D --instances 16``
+(d = 4000: ``--instances 8 --no-hessian`` and ``--instances 8 --start 8 --no-hessian``; the instances of a d merge).
 
 ε_g and e_t are compared with the theory at dimension d (``theory.finite_size``: ε_g's O(1/d) term exact at the
 theory's overlaps, e_t's α E‖S(ĥ)P‖²/(2d)). ``--extrapolate`` also runs the series of ``EXTRAPOLATE`` (the same
