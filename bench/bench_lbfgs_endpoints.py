@@ -7,7 +7,9 @@ For each instance this script
 1. rebuilds it exactly as :func:`attnphase.simulate.simulate` does (:func:`attnphase.simulate.instance` and
    :func:`attnphase.simulate.train`: same keys ``fold_in(key(seed), i)``, float32 data, the same warm-up +
    L-BFGS; θ, m, e_t reproduce the cached ``simulate`` output);
-2. continues from that end point in float64 (no warm-up) until ``‖∇R‖ ≤ gtol64`` (absolute) or ``max_iter``;
+2. continues from that end point in float64 (no warm-up) until ``‖∇R‖ ≤ gtol64·max(1, ‖∇R₀‖)`` (absolute from a
+   near-minimum) or ``max_iter``; and trains the same instance from the semantic start in float64 (its minimum
+   is the reference ``semantic_start``: an end point with e_t above it sits in another minimum);
 3. computes the lowest eigenvalues of the Hessian of R at the polished point (Lanczos, ``scipy eigsh``, on
    central finite differences of the float64 gradient) — a negative one is a saddle;
 4. at a saddle: steps along the negative-curvature eigenvector (both signs) and runs L-BFGS again, to see which
@@ -16,8 +18,10 @@ For each instance this script
 Outcome per instance: ``unconverged`` (the polish moves it to the cluster), ``saddle`` (negative curvature;
 the escape destinations are reported) or ``minimum`` (a second local minimum: positive curvature, its e_t).
 
-Usage: ``python bench/bench_lbfgs_endpoints.py [--init positional --alpha 1 --instances 16 --d 1000]``
-writes ``docs/data/theory_vs_finite_d/endpoints_<case>.json`` (cached; ``--rerun`` recomputes).
+Usage: ``python bench/bench_lbfgs_endpoints.py [--struct L2r2|L3 --init positional --alpha 1 --instances 16
+--d 1000 --start 0 --no-hessian]`` writes ``docs/data/theory_vs_finite_d/endpoints_<case>.json`` (``_from<start>``
+for a later batch of instances; cached; ``--rerun`` recomputes). Used by bench_theory_vs_finite_d.py
+(``ZERO_SERIES``).
 """
 
 from __future__ import annotations
