@@ -35,8 +35,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from functools import lru_cache
-from typing import Any, Callable
+from functools import lru_cache, partial
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -308,6 +308,79 @@ def _knobs(params: ModelParams, config: TrainConfig, dtype, test_error: str = "e
     return kn
 
 
+class Instance(NamedTuple):
+    """One training instance as :func:`simulate` draws it from its key (MODEL.md §2): teacher ``Q_star``
+    (d, r*), training inputs ``X`` (n, L, d) and targets ``Y``, positional encodings ``p`` (L, d), positional
+    directions ``u`` (k, d), and the keys of its test set and initialisation."""
+
+    Q_star: jax.Array
+    X: jax.Array
+    Y: jax.Array
+    p: jax.Array
+    u: jax.Array
+    key_test: jax.Array
+    key_init: jax.Array
+
+
+def _draw(key, structure: ModelParams, d: int, n: int, kn, dtype) -> Instance:
+    """The instance of ``key`` (traceable; σ, ω, A from the knobs ``kn``)."""
+    k_teacher, k_train, k_test, k_init = jax.random.split(key, 4)
+    Q_star = sample_teacher(k_teacher, structure, d, dtype)
+    X, Y = labelled_dataset(k_train, Q_star, n, structure.L, kn["sigma"], kn["omega"], kn["A"])
+    return Instance(Q_star, X, Y, positional_encodings(structure, d, dtype), positional_directions(d, structure.k, dtype),
+                    k_test, k_init)
+
+
+def instance(params: ModelParams, *, alpha: float, d: int, seed: int = 0, index: int = 0,
+             x64: bool = False) -> Instance:
+    """Instance ``index`` of ``simulate(params, alpha=alpha, d=d, seed=seed, instances > index)``: the same key
+    ``fold_in(key(seed), index)`` and draws (float32 unless ``x64``), for re-examining one run's end point
+    (bench/bench_lbfgs_endpoints.py; :func:`train` from :func:`initial_Q` reproduces simulate's m, θ, q, e_t,
+    tests/test_simulate_instance.py). Call inside ``jax.enable_x64(True)`` when ``x64``."""
+    alpha = check_range("alpha", alpha, lo=0.0, lo_open=True)
+    d = check_int("d", d, max(2, params.k))
+    index = check_int("index", index, 0)
+    dtype = jnp.float64 if x64 else jnp.float32
+    kn = _knobs(params, TrainConfig(), dtype, test_error="sampled")
+    key = instance_keys(check_int("seed", seed, 0), 1, start=index)[0]
+    return _draw(key, _structure(params), d, n_samples(alpha, d), kn, dtype)
+
+
+def initial_Q(inst: Instance, params: ModelParams, config: TrainConfig) -> jax.Array:
+    """The start ``Q₀`` that :func:`simulate` uses for this instance under ``config.init`` (dtype of the
+    instance's data)."""
+    dtype = inst.X.dtype
+    return _initial_Q(inst.key_init, jnp.asarray(INITS.index(config.init), jnp.int32),
+                      jnp.asarray(config.init_scale, dtype), inst.Q_star, params.r, inst.X.shape[-1], dtype)
+
+
+@partial(jax.jit, static_argnames="optimizer")
+def _train_one(Q0, stats, kn, optimizer: str):
+    return _TRAINERS[optimizer](lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
+
+
+def train(inst: Instance, params: ModelParams, config: TrainConfig, Q0=None):
+    """Train one instance as :func:`simulate` does (``config``'s optimiser and tolerances; from ``Q0``, default
+    :func:`initial_Q`), in the dtype of ``Q0`` (float64 inside ``jax.enable_x64(True)``: cast the instance with
+    it). Returns ``(Q, iterations, ‖∇R‖, TrainStatus)``."""
+    Q0 = initial_Q(inst, params, config) if Q0 is None else Q0
+    dtype = Q0.dtype
+    stats = risk_statistics(*(jnp.asarray(a, dtype) for a in (inst.X, inst.Y, inst.p)))
+    Q, it, gn, status = _train_one(Q0, stats, _knobs(params, config, dtype, test_error="sampled"),
+                                   config.optimizer)
+    return Q, int(it), float(gn), _STATUS_CODES[int(status)]
+
+
+def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
+    """What :func:`simulate` reports of a student ``Q`` on this instance: ``m``, ``theta``, ``theta_over_sigma2``,
+    ``q`` (norms and trace for r > 1) and ``e_t = R(Q)/d`` (reference :func:`attnphase.model.empirical_risk`)."""
+    dtype = Q.dtype
+    Q_star, X, Y, p, u = (jnp.asarray(a, dtype) for a in (inst.Q_star, inst.X, inst.Y, inst.p, inst.u))
+    m, th, tos, q = _observables(Q, Q_star, u, params.sigma)
+    R = empirical_risk(Q, X, Y, p, jnp.asarray(params.lam, dtype))
+    return dict(m=float(m), theta=float(th), theta_over_sigma2=float(tos), q=float(q), e_t=float(R) / Q.shape[0])
+
+
 @lru_cache(maxsize=32)
 def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, test_samples: int, batch: int,
            test_error: str = "exact"):
@@ -344,15 +417,12 @@ def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, te
         return (*mean_se(sa, sa2), *mean_se(sl, sl2))
 
     def one(key, kn):
-        k_teacher, k_train, k_test, k_init = jax.random.split(key, 4)
-        Q_star = sample_teacher(k_teacher, structure, d, dtype)
-        X, Y = labelled_dataset(k_train, Q_star, n, L, kn["sigma"], kn["omega"], kn["A"])
-        p = positional_encodings(structure, d, dtype)
-        u = positional_directions(d, structure.k, dtype)
+        inst = _draw(key, structure, d, n, kn, dtype)
+        Q_star, X, Y, p, u, k_test = inst.Q_star, inst.X, inst.Y, inst.p, inst.u, inst.key_test
         # the barrier makes XLA materialise Z once; fused into the training loop, its producer
         # (X + p) is recomputed inside every matrix-vector product, ~2x slower per step on CPU
         stats = jax.lax.optimization_barrier(risk_statistics(X, Y, p))
-        Q0 = _initial_Q(k_init, kn["init_index"], kn["init_scale"], Q_star, structure.r, d, dtype)
+        Q0 = _initial_Q(inst.key_init, kn["init_index"], kn["init_scale"], Q_star, structure.r, d, dtype)
         Q, iters, gn, status = train(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
         R = empirical_risk(Q, X, Y, p, kn["lam"])  # the reported e_t uses the reference definition
         B = _bl.fit_linear(X, Y)
