@@ -393,7 +393,7 @@ def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, te
     dtype = jnp.float64 if x64 else jnp.float32
     chunk = min(_TEST_CHUNK, test_samples)
     n_chunks = -(-test_samples // chunk)
-    train = _TRAINERS[optimizer]
+    run_optimizer = _TRAINERS[optimizer]
     L = structure.L
 
     def sampled_errors(Q, Q_star, B, p, k_test, kn):
@@ -423,7 +423,7 @@ def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, te
         # (X + p) is recomputed inside every matrix-vector product, ~2x slower per step on CPU
         stats = jax.lax.optimization_barrier(risk_statistics(X, Y, p))
         Q0 = _initial_Q(inst.key_init, kn["init_index"], kn["init_scale"], Q_star, structure.r, d, dtype)
-        Q, iters, gn, status = train(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
+        Q, iters, gn, status = run_optimizer(lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
         R = empirical_risk(Q, X, Y, p, kn["lam"])  # the reported e_t uses the reference definition
         B = _bl.fit_linear(X, Y)
         m, theta, tos, q = _observables(Q, Q_star, u, kn["sigma"])
