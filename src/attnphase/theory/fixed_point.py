@@ -30,6 +30,12 @@ the positional α = 2 point then let one scramble's oscillation flip the sign of
 gauge copy), and the point was ``not_significant`` (docs/theory_general.md, "Rank-2 defaults")."""
 
 
+FULL_TIER = "full_tier"
+"""Optional key of a two-tier map's auxiliary output (:func:`iterate`, ``full_every``): per active row, whether
+its evaluation actually used the full tier (a map may send cheap rows through the full one when that costs
+nothing, e.g. padding); ``Run.full_calls`` counts those. Without it, the rows asked for are counted."""
+
+
 def remaining_distance(recent: np.ndarray) -> np.ndarray:
     """Estimated distance still to go, ``res ρ/(1 − ρ)``, per row of residual histories ``recent`` (B, w+1)
     (newest last; NaN where not yet filled), with ``ρ = (res_new / res_old)^{1/w}`` clipped to [0, 1 − 1e-12]; 0
@@ -58,6 +64,13 @@ class Run:
     halvings: np.ndarray | None = None  # per point: how often ``backtrack`` halved it
 
 
+def _halve(damp: np.ndarray, halvings: np.ndarray, rows: np.ndarray) -> None:
+    """The safeguard's one action (:func:`iterate`, ``backtrack``), for both of its triggers (an invalid
+    evaluation, an oscillating mode): halve the damping of ``rows`` (a boolean mask) and count it."""
+    damp[rows] *= 0.5
+    halvings[rows] += 1
+
+
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
@@ -82,8 +95,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     (``certify=False``: a cheap residual suffices, for a stage whose result is only a starting point); a row
     whose certification fails, or whose full residual jumps ``CHEAP_JUMP`` × above the cheap one before it,
     takes the full tier from then on (so it converges wherever the full map does,
-    however wrong the cheap one is). The schedule is per row, so a row in a batch follows the same path as alone. ``Run.full_calls`` counts the
-    full evaluations per row.
+    however wrong the cheap one is). The schedule is per row, so a row in a batch follows the same path as alone.
+    ``Run.full_calls`` counts the full evaluations per row (the map's ``FULL_TIER`` output where it gives one).
 
     A residual below ``rtol`` is not enough where the iterate creeps: with the contraction ``ρ`` estimated
     from the last ``RATE_WINDOW + 1`` residuals, the distance still to go is ``≈ res ρ/(1 − ρ)`` (geometric
@@ -141,7 +154,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             FX, ok = X.copy(), np.ones(B, bool)
             FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
             cheap_run[idx] = np.where(full[idx], 0, cheap_run[idx] + 1)
-            full_calls[idx] += full[idx]
+            out = dict(out)
+            full_calls[idx] += np.asarray(out.pop(FULL_TIER, full[idx]), bool)
             certifying[idx] = cert_req[idx]
             want_full[idx] = cert_req[idx] = False
         elif compact:
@@ -176,8 +190,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                 osc_now = active & ~bad & (r_now > prev_res) & (cos < OSCILLATION_COS)
                 osc_run = np.where(osc_now, osc_run + 1, np.where(active, 0, osc_run))
                 osc = (osc_run >= OSCILLATION_RUN) & (halvings < backtrack)
-                damp[osc] *= 0.5
-                halvings[osc] += 1
+                _halve(damp, halvings, osc)
                 osc_run[osc] = 0
             ok_rows = active & ~bad
             good_x[ok_rows], good_f[ok_rows] = X[ok_rows], f[ok_rows]
@@ -198,10 +211,9 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         active &= ~conv
         if not active.any():
             break
-        for b in np.nonzero(retry)[0]:       # the rejected iterate is replaced: step again from the valid one
-            damp[b] *= 0.5
-            halvings[b] += 1
-            X[b], f[b] = good_x[b], good_f[b]
+        _halve(damp, halvings, retry)        # the rejected iterate is replaced: step again from the valid one
+        X[retry], f[retry] = good_x[retry], good_f[retry]
+        for b in np.nonzero(retry)[0]:
             dX[b], dF[b] = [], []            # (the next secant pair is taken from the valid iterate)
         X_new = X + damp[:, None] * f
         if anderson:
