@@ -187,10 +187,15 @@ def gauge_rotation(x: OrderParams, ref: OrderParams) -> np.ndarray:
     return O
 
 
+ALIGN_PASSES = 50
+"""Most passes of :func:`align_scrambles` (each aligns every scramble to the current mean; it stops when the
+rotations change by < 1e-14; a few passes in practice)."""
+
+
 def align_scrambles(xs: OrderParams, hats: Hats | None = None) -> tuple[OrderParams, Hats | None]:
     """Put independent fixed points of the same point (one per scramble; blocks (S, r, ·)) into ONE gauge before
     they are averaged (MODEL.md §8: ``Q → QO`` maps fixed points to fixed points): each is rotated onto the
-    first (:func:`gauge_rotation`), then all onto their mean, so that a scramble that converged on a gauge copy
+    first (:func:`gauge_rotation`), then all onto their mean until it stays put, so that a scramble that converged on a gauge copy
     (e.g. ``−M``, or a rotation) counts as the same point instead of pulling the mean towards 0. The common
     frame does not depend on the scrambles' own gauges: at r > 1 the mean is then put into
     :func:`canonical_gauge`'s frame (the set rotated alike; the map's output is in that frame already, so
@@ -202,10 +207,14 @@ def align_scrambles(xs: OrderParams, hats: Hats | None = None) -> tuple[OrderPar
     S, r = xs.q.shape[0], xs.q.shape[-1]
     one = lambda t, i: type(t)(*(np.asarray(b[i], float) for b in t))  # noqa: E731
     stack = lambda ts: type(ts[0])(*(np.stack(b) for b in zip(*ts)))  # noqa: E731
-    ref = one(xs, 0)
-    for _ in range(2):
-        Os = [gauge_rotation(one(xs, i), ref) for i in range(S)]
-        ref = OrderParams(*(b.mean(axis=0) for b in stack([rotate(one(xs, i), Os[i]) for i in range(S)])))
+    ref, Os = one(xs, 0), None
+    for _ in range(ALIGN_PASSES):        # generalised Procrustes: align to the mean until the mean stays put
+        new = [gauge_rotation(one(xs, i), ref) for i in range(S)]
+        ref = OrderParams(*(b.mean(axis=0) for b in stack([rotate(one(xs, i), new[i]) for i in range(S)])))
+        done = Os is not None and max(float(np.max(np.abs(a - b))) for a, b in zip(new, Os)) < 1e-14
+        Os = new
+        if done:
+            break
     vote = float(np.sum([np.sign(O[0, 0]) for O in Os])) if r == 1 else 0.0
     frame = np.sign(vote) * np.eye(1) if vote else gauge_rotation(ref, canonical_frame(ref))
     Os = [frame @ O for O in Os]
