@@ -187,3 +187,29 @@ def test_full_calls_counted_from_the_maps_full_tier():
                                 full_every=100, max_steps=300)
     assert np.all(asked.full_calls < asked.iterations)      # only the first and the certifying evaluations
     assert np.all(asked.full_calls >= 2)
+
+
+def test_failed_scramble_restarts_from_its_points_converged_ones():
+    """The safeguard's restart (``engine._restart_failed``): a scramble that failed while the other scrambles of
+    its point converged restarts once from their mean, at their damping, and converges; a point whose
+    scrambles all failed is left as it was (nothing to start from)."""
+    from types import SimpleNamespace
+    target = np.array([0.05, 0.25, 0.1, 11.0])             # (q, M, θ, V) at r = 1
+
+    def F(X, idx, full):
+        return target + 0.5 * (X - target), np.ones(len(idx), bool), {"hats": X * 1e-2, "e_t": X[:, 0]}
+
+    res = lambda X, Y, rows: np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)  # noqa: E731
+    n, S = 4, 2
+    x = np.tile(target, (n, 1)) * 1.001
+    status = np.array([Status.CONVERGED, Status.INVALID_STATE, Status.MAX_STEPS, Status.INVALID_STATE], object)
+    run = fixed_point.Run(x=x.copy(), aux={"hats": x * 1e-2, "e_t": x[:, 0]}, status=status.copy(),
+                          iterations=np.full(n, 7), residual=np.array([1e-7, 1.0, 1e-3, 1.0]),
+                          history=([[] for _ in range(n)], [[] for _ in range(n)]), full_calls=np.full(n, 2),
+                          damping=np.array([0.3, 0.0375, 0.6, 0.0375]), halvings=np.array([1, 4, 0, 4]))
+    job = SimpleNamespace(rtol=1e-8, max_steps=200, anderson=0, full_prox_every=16, backtrack=4)
+    out = engine._restart_failed(run, F, res, None, S, ModelParams(omega=0.3), job)
+    assert out.status[1] is Status.CONVERGED and list(out.restarted) == [False, True, False, False]
+    assert out.status[2] is Status.MAX_STEPS and out.status[3] is Status.INVALID_STATE      # point 2: none converged
+    np.testing.assert_allclose(out.x[1], target, rtol=1e-6)
+    assert out.iterations[1] > 7 and out.damping[1] == 0.3

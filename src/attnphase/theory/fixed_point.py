@@ -62,6 +62,7 @@ class Run:
     full_calls: np.ndarray | int = 0   # per point: evaluations of the full tier of a two-tier map (``full_every``)
     damping: np.ndarray | None = None  # per point: the damping in use at the end (``backtrack`` may lower it)
     halvings: np.ndarray | None = None  # per point: how often ``backtrack`` halved it
+    restarted: np.ndarray | None = None  # per point: restarted after a failure (set by the engine's safeguard)
 
 
 def _halve(damp: np.ndarray, halvings: np.ndarray, rows: np.ndarray) -> None:
