@@ -488,7 +488,7 @@ class _Job:
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
-                                      backtrack=self.backtrack)
+                                      backtrack=self.backtrack, groups=np.arange(b * S) // S)
             if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
                 run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
                                       lambda v: _admissible(v, r, k, rs), S, params, self)
