@@ -213,3 +213,26 @@ def test_failed_scramble_restarts_from_its_points_converged_ones():
     assert out.status[2] is Status.MAX_STEPS and out.status[3] is Status.INVALID_STATE      # point 2: none converged
     np.testing.assert_allclose(out.x[1], target, rtol=1e-6)
     assert out.iterations[1] > 7 and out.damping[1] == 0.3
+
+
+def test_stalled_row_stops_early_only_when_its_group_has_converged():
+    """Safeguard (iii): row 0 contracts to its fixed point, row 1 crawls (a constant undamped step: its relative
+    residual falls only like 1/steps). With row 0 in its group converged, row 1 stops as soon as that is so
+    and it has run 2·STALL_WINDOW evaluations (MAX_STEPS, to be restarted by the engine); in a group of its own, or without the safeguard, it
+    runs to max_steps as before."""
+    shift = np.array([0.0, 1e-3])
+
+    def F(X):
+        out = X + shift
+        out[0] = 1.0 + 0.5 * (X[0] - 1.0)
+        return out, np.ones(len(X), bool), {}
+
+    res = lambda X, Y: np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)  # noqa: E731
+    x0 = np.array([[2.0, 2.0], [1.0, 1.0]])
+    kw = dict(anderson=0, damping=0.5, max_steps=120)
+    cut = fixed_point.iterate(F, x0, res, backtrack=2, groups=np.array([0, 0]), **kw)
+    assert cut.status[0] is Status.CONVERGED and cut.status[1] is Status.MAX_STEPS
+    assert cut.iterations[1] == max(2 * fixed_point.STALL_WINDOW, cut.iterations[0]) < 120
+    for groups, bt in ((np.array([0, 1]), 2), (np.array([0, 0]), 0)):
+        run = fixed_point.iterate(F, x0, res, backtrack=bt, groups=groups, **kw)
+        assert run.status[1] is Status.MAX_STEPS and run.iterations[1] == 120
