@@ -522,6 +522,7 @@ class _Job:
         restarted = getattr(run, "restarted", None)
         restarted = [] if restarted is None else [seed for seed, rs_ in zip(cfg.seeds, restarted[sl]) if rs_]
         return {"damping": self.damping, "damping_final": float(np.min(run.damping[sl])),
+                "damping_scrambles": [float(v) for v in run.damping[sl]],
                 "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
                 "failed_scrambles": failed, "restarted_scrambles": restarted}
 
@@ -615,7 +616,7 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
             new_sols, new_xs, new_hist = job.run(np.asarray(pts), x0, new, (new.points,), h,
                                                  coarse_x=x0.reshape(-1, x0.shape[-1]),
-                                                 damp=np.repeat([sols[i].iteration["damping_final"] for i in pts], S))
+                                                 damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
             for j, i in enumerate(pts):
                 sols[i], states[i] = new_sols[j], new_xs[j]
                 pairs[i] = (new_hist[0][j * S:(j + 1) * S], new_hist[1][j * S:(j + 1) * S])
@@ -684,6 +685,16 @@ def aligned_scrambles(xs: np.ndarray, hs: np.ndarray | None, r: int, k: int, rs:
     if hs is not None:
         hs[good] = _flat(ha)
     return xs, hs
+
+
+def _resume_damping(sol: GeneralSolution) -> float:
+    """The damping every scramble of a converged point starts from at a larger QMC size: the largest its
+    scrambles converged with (that damping is known to work on this map; a scramble that halved more did so on
+    its way from a far start, and the continuation starts at the fixed point; the safeguard halves again where
+    needed). Was the smallest: measured, free r = 2 at α = 1, 4096 × 4 → 16384 × 8 ran > 12 min at load ~5
+    without finishing, every row crawling at the one scramble's 0.019 (docs/theory_general.md, "Rank 2 on the
+    defaults")."""
+    return float(max(sol.iteration.get("damping_scrambles") or [sol.iteration["damping_final"]]))
 
 
 def _aligned_mean(xs: np.ndarray, params: ModelParams) -> np.ndarray:
