@@ -236,3 +236,27 @@ def test_stalled_row_stops_early_only_when_its_group_has_converged():
     for groups, bt in ((np.array([0, 1]), 2), (np.array([0, 0]), 0)):
         run = fixed_point.iterate(F, x0, res, backtrack=bt, groups=groups, **kw)
         assert run.status[1] is Status.MAX_STEPS and run.iterations[1] == 120
+
+
+def test_a_larger_size_that_fails_keeps_the_converged_point(monkeypatch):
+    """Error control: where the grown size does not converge, the point keeps its last converged size and
+    values (``met`` False, ``growth_failed`` True) instead of being reported unconverged with no values."""
+    from dataclasses import replace as dc_replace
+    real = engine._Job.run
+    calls = []
+
+    def failing_growth(self, pts, x0, cfg, stages, *a, **kw):
+        sols, xs, hist = real(self, pts, x0, cfg, stages, *a, **kw)
+        calls.append(cfg.points * cfg.scrambles)
+        if len(calls) > 1:                      # every larger size "fails"
+            sols = [dc_replace(s, status=Status.MAX_STEPS) for s in sols]
+        return sols, xs, hist
+
+    monkeypatch.setattr(engine._Job, "run", failing_growth)
+    cfg = QMCConfig(points=64, scrambles=2, coarse=0, target=2e-2)
+    sol = engine.solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=cfg)
+    assert len(calls) == 2 and sol.converged and (sol.qmc.points, sol.qmc.scrambles) == (64, 2)
+    assert np.isfinite(sol.values["q"])
+    res = sol.resolution
+    assert res["growth_failed"] and not res["met"] and len(res["sizes"]) == 2
+    assert res["sizes"][1]["status"] == "max_steps"
