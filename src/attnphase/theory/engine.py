@@ -737,7 +737,9 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
     if name is None or k_se <= 0:
         return None
     S = xs.shape[0]
-    xs = aligned_scrambles(xs, None, r, k, rs)[0]        # one gauge (a scramble on −Z is the same point)
+    if r > 1:    # one gauge (a scramble on a rotated or reflected copy is the same point); at r = 1 a sign
+        xs = aligned_scrambles(xs, None, r, k, rs)[0]    # disagreement stays evidence of an unresolved overlap
+
     Z = np.asarray(getattr(unflatten(xs, r, k, rs), name))                      # (S, a, b)
     value = float(np.linalg.norm(Z.mean(axis=0)))
     se = float(np.linalg.norm(Z.std(axis=0, ddof=1) / math.sqrt(S)))
@@ -752,7 +754,8 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
         out["reason"] = (f"the scrambles disagree on |{out['overlap']}| = {value:.3g} by {out['spread']:.0%} "
                          f"(limit {SPREAD_LIMIT:.0%})")
     if xs_coarse is not None:
-        xs_coarse = aligned_scrambles(xs_coarse, None, r, k, rs)[0]
+        if r > 1:
+            xs_coarse = aligned_scrambles(xs_coarse, None, r, k, rs)[0]
         vc = float(np.linalg.norm(np.asarray(getattr(unflatten(xs_coarse, r, k, rs), name)).mean(axis=0)))
         out["coarse_value"] = vc
         out["shrink"] = value / vc if vc > 0 else math.inf
