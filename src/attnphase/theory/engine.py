@@ -586,16 +586,17 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
     scramble starts from their mean), until the target is met or the caps stop it. Points needing the same
     size go through one batch. Each solution gets ``resolution``: the target, the sizes tried with their worst
     relative errors, ``met`` and ``capped``. Where a larger size does not converge (a scramble without a fixed
-    point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed = True``
-    (it was reported unconverged before, its converged smaller size lost; measured: free r = 2 at α = 1,
-    16384 × 8, docs/theory_general.md "Rank 2 on the defaults")."""
+    point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
+    failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
+    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
+    on the defaults")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
               [hist[1][i * xs.shape[1] + s] for s in range(xs.shape[1])]) for i in range(B)]
     log = [[_resolution_entry(s)] for s in sols]
     capped = [False] * B
-    failed = [False] * B      # a larger size did not converge: the point keeps its last converged size
+    failed: list = [None] * B  # a larger size that did not converge (its record): the point keeps its last size
 
     def needs(i):
         return sols[i].status is Status.CONVERGED and log[i][-1]["rse"] > cfg.target
@@ -622,17 +623,17 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
                                                  coarse_x=x0.reshape(-1, x0.shape[-1]),
                                                  damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
             for j, i in enumerate(pts):
-                log[i].append(_resolution_entry(new_sols[j]))
                 if new_sols[j].status is not Status.CONVERGED:   # keep the converged smaller size
-                    failed[i] = True
+                    failed[i] = _resolution_entry(new_sols[j])
                     continue
+                log[i].append(_resolution_entry(new_sols[j]))
                 sols[i], states[i] = new_sols[j], new_xs[j]
                 pairs[i] = (new_hist[0][j * S:(j + 1) * S], new_hist[1][j * S:(j + 1) * S])
-        pending = [i for i in pending if not capped[i] and not failed[i] and needs(i)]
+        pending = [i for i in pending if not capped[i] and failed[i] is None and needs(i)]
     return [replace(s, resolution={"target": cfg.target, "max_points": cfg.max_points,
                                    "max_scrambles": cfg.max_scrambles, "sizes": log[i],
                                    "met": _resolution_entry(s)["rse"] <= cfg.target and s.status is Status.CONVERGED,
-                                   "capped": capped[i], "growth_failed": failed[i]})
+                                   "capped": capped[i], "growth_failed": failed[i]})   # sizes[-1]: the kept size
             for i, s in enumerate(sols)]
 
 
