@@ -249,8 +249,9 @@ def test_overlap_significance_rules():
                                 _states([0.251, 0.258, 0.256, 0.25]), 1, 1, 1)
     assert same["significant"] and abs(same["shrink"] - 1) < 0.01
     mat = overlap_significance("positional", _states([[0.2, 0.01], [0.21, -0.01], [0.2, 0.0]], r=2), None,
-                               2, 1, 1)                                   # ‖·‖_F of the mean matrix
-    assert mat["significant"] and abs(mat["value"] - np.hypot(0.61 / 3, 0.0)) < 1e-12
+                               2, 1, 1)        # ‖·‖_F of the mean matrix, the scrambles aligned first (r > 1):
+    aligned = np.mean([np.hypot(0.2, 0.01), np.hypot(0.21, 0.01), 0.2])   # each M rotated onto the mean direction
+    assert mat["significant"] and abs(mat["value"] - aligned) < 1e-12
     x = _states([0.25, 0.26])
     assert overlap_significance("free", x, None, 1, 1, 1) is None
     assert overlap_significance("uninformative", x, None, 1, 1, 1) is None

@@ -27,7 +27,8 @@ from ..model import ModelParams
 from . import channel_general as CG
 from . import fixed_point, prox_general as PG, qmc, resolution
 from .routing import default_backtrack
-from .state import Hats, OrderParams, block_residual, canonical_gauge, flatten, invariants, shapes, unflatten
+from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
+                    shapes, unflatten)
 from .status import Status
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -68,7 +69,8 @@ class QMCConfig:
 
     ``target > 0``: error control (:mod:`.resolution`) — a converged point whose relative standard error of
     q, m, θ, V, ε_g or e_t exceeds ``target`` is continued on more scrambles and points (nested: the first
-    ``points`` of scramble s stay among the larger set) up to ``max_scrambles`` and ``max_points``; the sizes
+    ``points`` of scramble s stay among the larger set) up to ``max_scrambles`` and ``max_points`` (None: the
+    structure's cap :func:`resolution.default_max_points`, set by ``solve_batch``); the sizes
     and errors reached are in ``GeneralSolution.resolution``. 0 (the default of a hand-made config): the size
     is fixed. :meth:`default` is the engine's default rule."""
 
@@ -77,13 +79,14 @@ class QMCConfig:
     seed: int = 0
     coarse: int = qmc.DEFAULT_COARSE
     target: float = 0.0
-    max_points: int = resolution.MAX_POINTS
+    max_points: int | None = None
     max_scrambles: int = resolution.MAX_SCRAMBLES
 
     @classmethod
     def default(cls) -> "QMCConfig":
         """The engine's default: 4096 points × 4 scrambles (coarse stage 1024), grown until every relative
-        standard error is below ``resolution.DEFAULT_TARGET`` (5e-3/3), at most 65536 × 8."""
+        standard error is below ``resolution.DEFAULT_TARGET`` (5e-3/3), at most 8 scrambles and the structure's
+        ``resolution.default_max_points`` (65536 at L = 2, r = 1)."""
         return cls(target=resolution.DEFAULT_TARGET)
 
     def __post_init__(self) -> None:
@@ -97,15 +100,17 @@ class QMCConfig:
         if c and c & (c - 1):
             raise ParameterError("coarse", "0 or a power of two (Sobol balance)", c)
         check_range("target", self.target, lo=0.0)
-        mp = check_int("max_points", self.max_points, 2)
-        if mp & (mp - 1):
-            raise ParameterError("max_points", "a power of two >= 2 (Sobol balance)", mp)
+        if self.max_points is not None:
+            mp = check_int("max_points", self.max_points, 2)
+            if mp & (mp - 1):
+                raise ParameterError("max_points", "a power of two >= 2 (Sobol balance)", mp)
         check_int("max_scrambles", self.max_scrambles, 2)
 
     def grown(self, ratio: float) -> "QMCConfig | None":
         """The next size for a relative error ``ratio`` × the target (:func:`resolution.grown_size`), no coarse
         stage (the start is a converged fixed point); None at the caps."""
-        size = resolution.grown_size(self.points, self.scrambles, ratio, self.max_points, self.max_scrambles)
+        cap = resolution.MAX_POINTS if self.max_points is None else self.max_points
+        size = resolution.grown_size(self.points, self.scrambles, ratio, cap, self.max_scrambles)
         return None if size is None else replace(self, points=size[0], scrambles=size[1], coarse=0)
 
     @property
@@ -349,6 +354,8 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     qmc_config = QMCConfig.default() if qmc_config is None else qmc_config
     if not isinstance(qmc_config, QMCConfig):
         raise ParameterError("qmc_config", "a QMCConfig (or None for the default)", type(qmc_config).__name__)
+    if qmc_config.max_points is None:
+        qmc_config = replace(qmc_config, max_points=resolution.default_max_points(params.L, params.r))
     al = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
     B = al.size
     for a in al:
@@ -460,19 +467,20 @@ class _Job:
                 (the exact map instead of the warm one, at no extra cost: one call instead of two)."""
                 if full.any() and padded_rows(int(full.sum()), b * S, chunk) >= len(idx):
                     full = np.ones_like(full)
-                full_calls[idx[full]] += 1       # (rows riding in the full call included)
                 parts = [(np.nonzero(sel)[0], call(Xa[sel], idx[sel], warm))
                          for sel, warm in ((full, False), (~full, True)) if sel.any()]
                 if len(parts) == 1:
-                    return parts[0][1]
-                fx = np.empty_like(Xa)
-                ok = np.empty(len(idx), bool)
-                aux = {}
-                for pos, (f_, o_, a_) in parts:
-                    fx[pos], ok[pos] = f_, o_
-                    for key, v in a_.items():
-                        aux.setdefault(key, np.empty((len(idx),) + v.shape[1:], v.dtype))[pos] = v
-                return fx, ok, aux
+                    fx, ok, aux = parts[0][1]
+                else:
+                    fx = np.empty_like(Xa)
+                    ok = np.empty(len(idx), bool)
+                    aux = {}
+                    for pos, (f_, o_, a_) in parts:
+                        fx[pos], ok[pos] = f_, o_
+                        for key, v in a_.items():
+                            aux.setdefault(key, np.empty((len(idx),) + v.shape[1:], v.dtype))[pos] = v
+                # the rows that got the global prox, riding ones included (counted by iterate: Run.full_calls)
+                return fx, ok, {**aux, fixed_point.FULL_TIER: full}
 
             final = i_stage == len(stages) - 1
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
@@ -480,8 +488,12 @@ class _Job:
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
-                                      backtrack=self.backtrack)
+                                      backtrack=self.backtrack, groups=np.arange(b * S) // S)
+            if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
+                run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
+                                      lambda v: _admissible(v, r, k, rs), S, params, self)
             used += run.iterations
+            full_calls += run.full_calls
             damp, halvings = run.damping, halvings + run.halvings
             hist = run.history
             if not final:          # a coarse stage that failed leaves that point at its start
@@ -507,9 +519,53 @@ class _Job:
         only if every scramble is)."""
         failed = [{"seed": seed, "status": st.value, "residual": float(res)}
                   for seed, st, res in zip(cfg.seeds, run.status[sl], run.residual[sl]) if st is not Status.CONVERGED]
+        restarted = getattr(run, "restarted", None)
+        restarted = [] if restarted is None else [seed for seed, rs_ in zip(cfg.seeds, restarted[sl]) if rs_]
         return {"damping": self.damping, "damping_final": float(np.min(run.damping[sl])),
+                "damping_scrambles": [float(v) for v in run.damping[sl]],
                 "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
-                "failed_scrambles": failed}
+                "failed_scrambles": failed, "restarted_scrambles": restarted}
+
+
+def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params: ModelParams,
+                    job: "_Job") -> fixed_point.Run:
+    """Part of the safeguard (``backtrack``): a scramble whose iteration failed (invalid state, diverged,
+    max_steps) while other scrambles of the same point converged restarts ONCE from the mean of those (aligned
+    to one gauge, :func:`aligned_scrambles`; the same map up to QMC noise, so their fixed point is the best
+    start there is), at the lowest damping they used; certified on the full map as always. Measured: the free
+    r = 2 point at α = 2.3 on 1024 × 4 points, where one scramble ran out of halvings from the default start
+    (docs/theory_general.md, "Rank 2 on the defaults"). The restart's evaluations add to the row's count;
+    ``run.restarted`` marks the rows. Returns ``run`` updated in place."""
+    conv = np.array([st is Status.CONVERGED for st in run.status])
+    run.restarted = np.zeros(len(conv), bool)
+    rows, starts, damps = [], [], []
+    for j in range(len(conv) // S):
+        sl = slice(j * S, (j + 1) * S)
+        if conv[sl].any() and not conv[sl].all():
+            good = run.x[sl][conv[sl]]
+            start = _aligned_mean(good, params)[0]
+            d0 = float(np.min(run.damping[sl][conv[sl]]))
+            for i in np.nonzero(~conv[sl])[0] + j * S:
+                rows.append(i)
+                starts.append(start)
+                damps.append(d0)
+    if not rows:
+        return run
+    rows = np.asarray(rows)
+    sub = fixed_point.iterate(lambda Xa, idx, full: F(Xa, rows[idx], full), np.stack(starts),
+                              lambda X, Y: residual(X, Y, rows), rtol=job.rtol, max_steps=job.max_steps,
+                              damping=np.asarray(damps), anderson=job.anderson, admissible=admissible, compact=True,
+                              full_every=job.full_prox_every, certify=True, backtrack=job.backtrack)
+    run.x[rows], run.status[rows], run.residual[rows] = sub.x, sub.status, sub.residual
+    run.iterations[rows] += sub.iterations
+    run.full_calls[rows] += sub.full_calls
+    run.damping[rows], run.halvings[rows] = sub.damping, run.halvings[rows] + sub.halvings
+    for key, v in sub.aux.items():
+        run.aux[key][rows] = v
+    for i, row in enumerate(rows):
+        run.history[0][row], run.history[1][row] = sub.history[0][i], sub.history[1][i]
+    run.restarted[rows] = True
+    return run
 
 
 MAX_SAMPLES = 1 << 17
@@ -529,13 +585,18 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
     exceeds ``cfg.target`` on a larger, nested QMC size, from its converged per-scramble states (a new
     scramble starts from their mean), until the target is met or the caps stop it. Points needing the same
     size go through one batch. Each solution gets ``resolution``: the target, the sizes tried with their worst
-    relative errors, ``met`` and ``capped``."""
+    relative errors, ``met`` and ``capped``. Where a larger size does not converge (a scramble without a fixed
+    point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
+    failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
+    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
+    on the defaults")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
               [hist[1][i * xs.shape[1] + s] for s in range(xs.shape[1])]) for i in range(B)]
     log = [[_resolution_entry(s)] for s in sols]
     capped = [False] * B
+    failed: list = [None] * B  # a larger size that did not converge (its record): the point keeps its last size
 
     def needs(i):
         return sols[i].status is Status.CONVERGED and log[i][-1]["rse"] > cfg.target
@@ -554,19 +615,25 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
             if progress is not None:
                 w = max((log[i][-1] for i in pts), key=lambda e: e["rse"])
                 progress(resolution.Progress("grow", new.points, S, w["rse"], cfg.target, w["worst"], len(pts)))
-            x0 = np.stack([np.concatenate([states[i], np.repeat(states[i].mean(0)[None], S - len(states[i]), 0)])
+            x0 = np.stack([np.concatenate([states[i],   # new scrambles start from the mean (in one gauge)
+                                           np.repeat(_aligned_mean(states[i], job.params), S - len(states[i]), 0)])
                            for i in pts])                                                  # (b, S, n)
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
             new_sols, new_xs, new_hist = job.run(np.asarray(pts), x0, new, (new.points,), h,
                                                  coarse_x=x0.reshape(-1, x0.shape[-1]),
-                                                 damp=np.repeat([sols[i].iteration["damping_final"] for i in pts], S))
+                                                 damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
             for j, i in enumerate(pts):
+                if new_sols[j].status is not Status.CONVERGED:   # keep the converged smaller size
+                    failed[i] = _resolution_entry(new_sols[j])
+                    continue
+                log[i].append(_resolution_entry(new_sols[j]))
                 sols[i], states[i] = new_sols[j], new_xs[j]
                 pairs[i] = (new_hist[0][j * S:(j + 1) * S], new_hist[1][j * S:(j + 1) * S])
-                log[i].append(_resolution_entry(new_sols[j]))
-        pending = [i for i in pending if not capped[i] and needs(i)]
-    return [replace(s, resolution={"target": cfg.target, "sizes": log[i], "met": log[i][-1]["rse"] <= cfg.target
-                                   and s.status is Status.CONVERGED, "capped": capped[i]})
+        pending = [i for i in pending if not capped[i] and failed[i] is None and needs(i)]
+    return [replace(s, resolution={"target": cfg.target, "max_points": cfg.max_points,
+                                   "max_scrambles": cfg.max_scrambles, "sizes": log[i],
+                                   "met": _resolution_entry(s)["rse"] <= cfg.target and s.status is Status.CONVERGED,
+                                   "capped": capped[i], "growth_failed": failed[i]})   # sizes[-1]: the kept size
             for i, s in enumerate(sols)]
 
 
@@ -581,8 +648,7 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
     sts = list(run.status[sl])
     status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
                   Status.CONVERGED)
-    xs = np.asarray(run.x[sl])
-    hs = np.asarray(run.aux["hats"][sl])
+    xs, hs = aligned_scrambles(np.asarray(run.x[sl]), np.asarray(run.aux["hats"][sl]), r, k, rs)
     sig = None
     if status is Status.CONVERGED:
         xc = None if coarse_x is None else np.asarray(coarse_x[sl])
@@ -611,6 +677,45 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                            full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig)
 
 
+def aligned_scrambles(xs: np.ndarray, hs: np.ndarray | None, r: int, k: int, rs: int):
+    """Flattened per-scramble states ``xs`` (S, n) and hats ``hs`` (S, n) of one point, put into one gauge
+    (:func:`state.align_scrambles`) so that their mean and spread mean something (a scramble on a gauge copy,
+    e.g. ``−M``, is the same fixed point). Rows that are not finite (an unconverged scramble) are left out of
+    the alignment and returned as they were."""
+    xs = np.array(xs, float)
+    hs = None if hs is None else np.array(hs, float)
+    good = np.all(np.isfinite(xs), axis=1) & (True if hs is None else np.all(np.isfinite(hs), axis=1))
+    if good.sum() < 1:
+        return xs, hs
+    xa, ha = align_scrambles(unflatten(xs[good], r, k, rs),
+                             None if hs is None else unflatten(hs[good], r, k, rs, Hats))
+    xs[good] = _flat(xa)
+    if hs is not None:
+        hs[good] = _flat(ha)
+    return xs, hs
+
+
+def _resume_damping(sol: GeneralSolution) -> float:
+    """The damping every scramble of a converged point starts from at a larger QMC size: the largest its
+    scrambles converged with (that damping is known to work on this map; a scramble that halved more did so on
+    its way from a far start, and the continuation starts at the fixed point; the safeguard halves again where
+    needed). Was the smallest: measured, free r = 2 at α = 1, 4096 × 4 → 16384 × 8 ran > 12 min at load ~5
+    without finishing, every row crawling at the one scramble's 0.019 (docs/theory_general.md, "Rank 2 on the
+    defaults")."""
+    return float(max(sol.iteration.get("damping_scrambles") or [sol.iteration["damping_final"]]))
+
+
+def _aligned_mean(xs: np.ndarray, params: ModelParams) -> np.ndarray:
+    """The mean of a point's per-scramble states (S, n) in one gauge (:func:`aligned_scrambles`), shape (1, n):
+    where the error control adds scrambles, they start there."""
+    return aligned_scrambles(xs, None, params.r, params.k, params.r_star)[0].mean(axis=0)[None]
+
+
+def _flat(t) -> np.ndarray:
+    """numpy :func:`state.flatten` of stacked blocks (S, ·, ·) → (S, n)."""
+    return np.concatenate([np.asarray(b).reshape(np.shape(b)[0], -1) for b in t], axis=1)
+
+
 def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | None, r: int, k: int, rs: int,
                          k_se: float = SIGNIFICANCE_K) -> dict | None:
     """Is the pinned branch's defining overlap Z (M on the positional branch, θ on the semantic one) really
@@ -633,6 +738,9 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
     if name is None or k_se <= 0:
         return None
     S = xs.shape[0]
+    if r > 1:    # one gauge (a scramble on a rotated or reflected copy is the same point); at r = 1 a sign
+        xs = aligned_scrambles(xs, None, r, k, rs)[0]    # disagreement stays evidence of an unresolved overlap
+
     Z = np.asarray(getattr(unflatten(xs, r, k, rs), name))                      # (S, a, b)
     value = float(np.linalg.norm(Z.mean(axis=0)))
     se = float(np.linalg.norm(Z.std(axis=0, ddof=1) / math.sqrt(S)))
@@ -647,6 +755,8 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
         out["reason"] = (f"the scrambles disagree on |{out['overlap']}| = {value:.3g} by {out['spread']:.0%} "
                          f"(limit {SPREAD_LIMIT:.0%})")
     if xs_coarse is not None:
+        if r > 1:
+            xs_coarse = aligned_scrambles(xs_coarse, None, r, k, rs)[0]
         vc = float(np.linalg.norm(np.asarray(getattr(unflatten(xs_coarse, r, k, rs), name)).mean(axis=0)))
         out["coarse_value"] = vc
         out["shrink"] = value / vc if vc > 0 else math.inf

@@ -4,6 +4,7 @@ all points iterate in lockstep; the convergence test uses the residual of the UN
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,6 +29,19 @@ OSCILLATION_RUN = 1
 runs that converge anyway (6–7 at the r = 2 positional point at 4096 × 4), but 2 was too late there: at 512 × 4
 the positional α = 2 point then let one scramble's oscillation flip the sign of M (its own fixed point −M, a
 gauge copy), and the point was ``not_significant`` (docs/theory_general.md, "Rank-2 defaults")."""
+
+
+STALL_WINDOW = 15
+"""With ``backtrack`` and ``groups`` (:func:`iterate`): a row whose lowest residual over the last STALL_WINDOW
+evaluations is not below half its lowest over the STALL_WINDOW before, while another row of its group has
+converged, has stalled (a cycle, or a crawl at a halved damping; measured on r = 2 free points: rows stuck at
+residuals 1e-4–4e-2 for 70–170 evaluations while the other scrambles of the point converged in 15–30) and ends
+``MAX_STEPS`` at once; the engine restarts it from the converged rows of its group
+(``engine._restart_failed``). A group none of whose rows converged keeps iterating as before."""
+FULL_TIER = "full_tier"
+"""Optional key of a two-tier map's auxiliary output (:func:`iterate`, ``full_every``): per active row, whether
+its evaluation actually used the full tier (a map may send cheap rows through the full one when that costs
+nothing, e.g. padding); ``Run.full_calls`` counts those. Without it, the rows asked for are counted."""
 
 
 def remaining_distance(recent: np.ndarray) -> np.ndarray:
@@ -56,12 +70,32 @@ class Run:
     full_calls: np.ndarray | int = 0   # per point: evaluations of the full tier of a two-tier map (``full_every``)
     damping: np.ndarray | None = None  # per point: the damping in use at the end (``backtrack`` may lower it)
     halvings: np.ndarray | None = None  # per point: how often ``backtrack`` halved it
+    restarted: np.ndarray | None = None  # per point: restarted after a failure (set by the engine's safeguard)
+
+
+def _stalled(window: np.ndarray, active: np.ndarray, groups: np.ndarray, status: np.ndarray) -> np.ndarray:
+    """Rows that stalled (:data:`STALL_WINDOW`): active, a converged row in their group, and the lowest residual
+    of the second half of ``window`` (B, 2 STALL_WINDOW) not below half the lowest of its first half."""
+    w = window.shape[1] // 2
+    with warnings.catch_warnings():          # (an all-NaN window half: a row that was not active then)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        old, new = np.nanmin(window[:, :w], axis=1), np.nanmin(window[:, w:], axis=1)
+    done = np.array([st is Status.CONVERGED for st in status])
+    sibling = np.isin(groups, groups[done])
+    return active & sibling & np.isfinite(old) & ~(new < 0.5 * old)
+
+
+def _halve(damp: np.ndarray, halvings: np.ndarray, rows: np.ndarray) -> None:
+    """The safeguard's one action (:func:`iterate`, ``backtrack``), for both of its triggers (an invalid
+    evaluation, an oscillating mode): halve the damping of ``rows`` (a boolean mask) and count it."""
+    damp[rows] *= 0.5
+    halvings[rows] += 1
 
 
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
-            certify: bool = True, backtrack: int = 0) -> Run:
+            certify: bool = True, backtrack: int = 0, groups: np.ndarray | None = None) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -82,8 +116,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     (``certify=False``: a cheap residual suffices, for a stage whose result is only a starting point); a row
     whose certification fails, or whose full residual jumps ``CHEAP_JUMP`` × above the cheap one before it,
     takes the full tier from then on (so it converges wherever the full map does,
-    however wrong the cheap one is). The schedule is per row, so a row in a batch follows the same path as alone. ``Run.full_calls`` counts the
-    full evaluations per row.
+    however wrong the cheap one is). The schedule is per row, so a row in a batch follows the same path as alone.
+    ``Run.full_calls`` counts the full evaluations per row (the map's ``FULL_TIER`` output where it gives one).
 
     A residual below ``rtol`` is not enough where the iterate creeps: with the contraction ``ρ`` estimated
     from the last ``RATE_WINDOW + 1`` residuals, the distance still to go is ``≈ res ρ/(1 − ρ)`` (geometric
@@ -95,7 +129,10 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     Anderson pairs dropped; (ii) an oscillating mode (the residual grew while two successive undamped steps
     point against each other, cosine < ``OSCILLATION_COS``, at ``OSCILLATION_RUN`` evaluations in a row)
     halves the damping too. Only once the budget is
-    spent is a row ``INVALID_STATE`` / ``DIVERGED``; ``Run.damping`` and ``Run.halvings`` say what was used.
+    spent is a row ``INVALID_STATE`` / ``DIVERGED``; ``Run.damping`` and ``Run.halvings`` say what was used;
+    (iii) with ``groups`` (one label per row, e.g. the point a scramble belongs to), a row that stalls
+    (``STALL_WINDOW``) while a row of its group has converged ends ``MAX_STEPS`` at once instead of crawling on
+    to ``max_steps`` (the caller can restart it from its group's converged rows).
     0: no safeguard (the first invalid evaluation ends the row).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
@@ -131,6 +168,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     halvings = np.zeros(B, int)
     good_x, good_f = np.full((B, n), np.nan), np.full((B, n), np.nan)   # last valid iterate and its step
     osc_run = np.zeros(B, int)           # evaluations in a row that showed the oscillation
+    res_log = np.full((B, max_steps), np.nan)   # (iii) every residual of each row
     for it in range(1, max_steps + 1):
         idx = np.nonzero(active)[0]
         full = np.ones(B, bool)
@@ -141,7 +179,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             FX, ok = X.copy(), np.ones(B, bool)
             FX[idx], ok[idx] = np.asarray(FXa), np.asarray(oka)
             cheap_run[idx] = np.where(full[idx], 0, cheap_run[idx] + 1)
-            full_calls[idx] += full[idx]
+            out = dict(out)
+            full_calls[idx] += np.asarray(out.pop(FULL_TIER, full[idx]), bool)
             certifying[idx] = cert_req[idx]
             want_full[idx] = cert_req[idx] = False
         elif compact:
@@ -176,8 +215,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                 osc_now = active & ~bad & (r_now > prev_res) & (cos < OSCILLATION_COS)
                 osc_run = np.where(osc_now, osc_run + 1, np.where(active, 0, osc_run))
                 osc = (osc_run >= OSCILLATION_RUN) & (halvings < backtrack)
-                damp[osc] *= 0.5
-                halvings[osc] += 1
+                _halve(damp, halvings, osc)
                 osc_run[osc] = 0
             ok_rows = active & ~bad
             good_x[ok_rows], good_f[ok_rows] = X[ok_rows], f[ok_rows]
@@ -196,12 +234,14 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             conv &= full
         status[conv] = Status.CONVERGED
         active &= ~conv
+        res_log[active & ~retry, it - 1] = res[active & ~retry]
+        if backtrack and groups is not None and it >= 2 * STALL_WINDOW:   # (iii) a stalled row stops now
+            active &= ~_stalled(res_log[:, it - 2 * STALL_WINDOW:it], active, groups, status)
         if not active.any():
             break
-        for b in np.nonzero(retry)[0]:       # the rejected iterate is replaced: step again from the valid one
-            damp[b] *= 0.5
-            halvings[b] += 1
-            X[b], f[b] = good_x[b], good_f[b]
+        _halve(damp, halvings, retry)        # the rejected iterate is replaced: step again from the valid one
+        X[retry], f[retry] = good_x[retry], good_f[retry]
+        for b in np.nonzero(retry)[0]:
             dX[b], dF[b] = [], []            # (the next secant pair is taken from the valid iterate)
         X_new = X + damp[:, None] * f
         if anderson:

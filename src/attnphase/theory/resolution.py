@@ -24,10 +24,24 @@ DEFAULT_TARGET = 5e-3 / 3
 """Default target of the relative standard error: a deviation within 3 s.e. is then within 5e-3 relative (the
 accuracy asked of the engine against the split rule, issue 11)."""
 MAX_POINTS = 65536
+"""Most points per scramble at L = 2, r = 1 (the positional branch at ω = 0.3 needs it, docs/theory_general.md);
+other structures get the same WORK (:func:`default_max_points`)."""
 MAX_SCRAMBLES = 8
 MARGIN = 1.2
 """The work factor covers ``MARGIN · (rse / target)²``: the error bar from a few scrambles is itself uncertain
 (~35 % relative with 4), a bare factor would land half the points just above the target."""
+
+
+def default_max_points(L: int, r: int) -> int:
+    """The error control's cap on the points per scramble for a structure: ``MAX_POINTS`` scaled by the cost of
+    one sample relative to L = 2, r = 1, modelled as ``(L r / 2)²`` (the prox's Newton system has L·r
+    unknowns; measured full-map call per sample: ×4.8 at L = 2, r = 2 and at L = 3, r = 1), rounded down to a
+    power of two, at least 4096: 65536 at L = 2, r = 1; 16384 at L = 2, r = 2 and at L = 3, r = 1. So a point
+    that would need more (the rank-2 semantic point at α = 1, θ: MC rate from the basin-switching set,
+    docs/theory_general.md "Rank 2 on the defaults") stops after about the work of the largest r = 1 size and
+    is reported ``met = False`` instead of running for half an hour."""
+    cap = MAX_POINTS * 4.0 / float(L * r) ** 2
+    return max(4096, 1 << int(math.floor(math.log2(min(cap, MAX_POINTS)))))
 
 
 def relative_errors(values: dict, errors: dict, names=WATCHED) -> dict[str, float]:

@@ -46,5 +46,8 @@ def default_backtrack(params: ModelParams) -> int:
     ``invalid_state``, with it every r = 2 point tried converged to the values of hand-tuned dampings. At
     r = 1 the default damping converges where a fixed point exists, and the safeguard only slows the
     collapsed-branch artefacts (positional ω = 0.1: damping cut to 0.0375, 65 instead of ~25 steps before
-    it is found ``not_significant``), so the r = 1 behaviour is kept as it was."""
+    it is found ``not_significant``), so the r = 1 behaviour is kept as it was. The safeguard also covers a
+    scramble that stalls or fails while others of its point converged: it stops early and restarts once from
+    their mean (``fixed_point.STALL_WINDOW``, ``engine._restart_failed``; docs/theory_general.md, "Rank 2 on
+    the defaults")."""
     return SAFEGUARD_HALVINGS if params.r > 1 else 0

@@ -136,3 +136,110 @@ def block_residual(x: np.ndarray, y: np.ndarray, blocks: OrderParams, sigma) -> 
         fl = floor_mt if name in ("M", "theta") else 1e-12
         out = np.maximum(out, nd / (np.maximum(na, nb) + fl))
     return out
+
+
+def rotate(x, O: np.ndarray):
+    """The gauge action ``Q → QOᵀ`` on a state or its hats (numpy; MODEL.md §8): ``q → OqOᵀ, M → OM, θ → Oθ,
+    V → OVOᵀ`` and the same for ``q̂, M̂, θ̂, V̂`` (the free energy pairs each block with its hat, so both move
+    alike). ``x``: :class:`OrderParams` or :class:`Hats` with blocks of shapes (..., r, ·); ``O`` (r, r)."""
+    O = np.asarray(O)
+    a, b, c, d = (np.asarray(v) for v in x)
+    return type(x)(O @ a @ O.T, O @ b, O @ c, O @ d @ O.T)
+
+
+GAUGE_RTOL = 1e-9
+"""Singular values of ``[θ, M]_ref [θ, M]ᵀ`` below this fraction of the largest leave a direction unfixed by the
+signal (:func:`gauge_rotation`)."""
+
+
+def gauge_rotation(x: OrderParams, ref: OrderParams) -> np.ndarray:
+    """The orthogonal ``O`` (r×r) that brings ``x`` closest to ``ref`` on its gauge orbit (``rotate(x, O)``;
+    MODEL.md §8: the model is invariant under ``Q → QO``, rotations and reflections alike).
+
+    The signal block ``Z = [θ, M]`` (r × (r*+k)) moves as ``Z → OZ``: on the directions it spans, O is the
+    orthogonal Procrustes solution ``argmin ‖OZ − Z_ref‖_F`` (``U Wᵀ`` from the SVD of ``Z_ref Zᵀ``). Directions
+    the signal does not fix (a pinned branch's signal-free ones, or all of them where Z = 0) are matched by the
+    eigenvectors of q restricted to them (by increasing eigenvalue), each with the sign that makes its cross
+    terms with the other directions (q and V entries) agree with ``ref``'s; where those vanish (a state even
+    in that direction) the sign does not change the state. numpy, for reporting (not traced)."""
+    x = OrderParams(*(np.asarray(b, float) for b in x))
+    ref = OrderParams(*(np.asarray(b, float) for b in ref))
+    r = x.q.shape[0]
+    Z, Zr = np.concatenate([x.theta, x.M], axis=1), np.concatenate([ref.theta, ref.M], axis=1)
+    U, s, Wt = np.linalg.svd(Zr @ Z.T)
+    fixed = s > GAUGE_RTOL * max(s[0], 1e-300) if s[0] > 0 else np.zeros(r, bool)
+    O = U[:, fixed] @ Wt[fixed]
+    if fixed.all():
+        return O
+    A, B = Wt[~fixed].T, U[:, ~fixed]                      # free directions of x, and of ref
+    _, Ea = np.linalg.eigh(A.T @ x.q @ A)
+    _, Eb = np.linalg.eigh(B.T @ ref.q @ B)
+    A, B = A @ Ea, B @ Eb
+    for j in range(A.shape[1]):
+        O = O + np.outer(B[:, j], A[:, j])
+    y = rotate(x, O)
+    for j in range(B.shape[1]):
+        b = B[:, j]
+        rest = np.eye(r) - np.outer(b, b)
+        score = sum(float(b @ m @ rest @ mr @ b) for m, mr in ((y.q, ref.q), (y.V, ref.V)))
+        if score < 0:
+            O = (np.eye(r) - 2.0 * np.outer(b, b)) @ O
+    return O
+
+
+ALIGN_PASSES = 50
+"""Most passes of :func:`align_scrambles` (each aligns every scramble to the current mean; it stops when the
+rotations change by < 1e-14; a few passes in practice)."""
+
+
+def align_scrambles(xs: OrderParams, hats: Hats | None = None) -> tuple[OrderParams, Hats | None]:
+    """Put independent fixed points of the same point (one per scramble; blocks (S, r, ·)) into ONE gauge before
+    they are averaged (MODEL.md §8: ``Q → QO`` maps fixed points to fixed points): each is rotated onto the
+    first (:func:`gauge_rotation`), then all onto their mean until it stays put, so that a scramble that converged on a gauge copy
+    (e.g. ``−M``, or a rotation) counts as the same point instead of pulling the mean towards 0. The common
+    frame does not depend on the scrambles' own gauges: at r > 1 the mean is then put into
+    :func:`canonical_gauge`'s frame (the set rotated alike; the map's output is in that frame already, so
+    scrambles that agree are left as they were, up to the small rotation that fits each to the mean); at r = 1
+    (the gauge is one sign) the frame is the majority's (a tie: the canonical one), so agreeing scrambles at
+    r = 1 are left exactly as they were.
+    ``hats`` move with their states. Gauge-invariant numbers (traces, norms, eigenvalues) are unchanged.
+    Returns the aligned states and hats (numpy)."""
+    S, r = xs.q.shape[0], xs.q.shape[-1]
+    one = lambda t, i: type(t)(*(np.asarray(b[i], float) for b in t))  # noqa: E731
+    stack = lambda ts: type(ts[0])(*(np.stack(b) for b in zip(*ts)))  # noqa: E731
+    ref, Os = one(xs, 0), None
+    for _ in range(ALIGN_PASSES):        # generalised Procrustes: align to the mean until the mean stays put
+        new = [gauge_rotation(one(xs, i), ref) for i in range(S)]
+        ref = OrderParams(*(b.mean(axis=0) for b in stack([rotate(one(xs, i), new[i]) for i in range(S)])))
+        done = Os is not None and max(float(np.max(np.abs(a - b))) for a, b in zip(new, Os)) < 1e-14
+        Os = new
+        if done:
+            break
+    vote = float(np.sum([np.sign(O[0, 0]) for O in Os])) if r == 1 else 0.0
+    frame = np.sign(vote) * np.eye(1) if vote else gauge_rotation(ref, canonical_frame(ref))
+    Os = [frame @ O for O in Os]
+    out_x = stack([rotate(one(xs, i), Os[i]) for i in range(S)])
+    out_h = None if hats is None else stack([rotate(one(hats, i), Os[i]) for i in range(S)])
+    return out_x, out_h
+
+
+def canonical_frame(x: OrderParams) -> OrderParams:
+    """numpy form of :func:`canonical_gauge` without ``ref`` (float64 whatever JAX's precision): ``O[θ, M]``
+    upper triangular with a non-negative diagonal (vanishing columns moved behind), a direction the signal
+    does not fix with ``(OqOᵀ)_{0j} >= 0``."""
+    x = OrderParams(*(np.asarray(b, float) for b in x))
+    Z = np.concatenate([x.theta, x.M], axis=1)
+    norms = np.linalg.norm(Z, axis=0)
+    Z = Z[:, np.argsort(norms <= 1e-12 * (np.max(norms, initial=0.0) + 1e-300), kind="stable")]
+    Qm, R = np.linalg.qr(Z, mode="complete")
+    r = x.q.shape[0]
+    n = min(r, Z.shape[1])
+    diag = np.zeros(r)
+    diag[:n] = np.diagonal(R)[:n]
+    scale = np.max(np.abs(Z), initial=0.0) + 1e-300
+    fixed = np.abs(diag) > 1e-9 * scale
+    qrot = Qm.T @ x.q @ Qm
+    s0 = np.sign(diag[0]) if fixed[0] else 1.0
+    s = np.where(fixed, np.sign(diag), np.where(s0 * qrot[0] < 0, -1.0, 1.0))
+    s[0] = s0
+    return rotate(x, s[:, None] * Qm.T)
