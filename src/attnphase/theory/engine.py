@@ -368,11 +368,48 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
+        sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
     if progress is not None:
         progress(resolution.final_progress(sols, qmc_config.target))
     return sols
+
+
+RETRY = (Status.MAX_STEPS, Status.INVALID_STATE, Status.DIVERGED)
+"""Statuses after which a point solved from its default start is solved again from the next of
+:func:`starts.start_candidates` (the other statuses are verdicts: converged, not_significant, collapsed)."""
+
+
+def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Points of ``free`` (solved from the default start) whose solve failed (``RETRY``) go through the next
+    start of :func:`starts.start_candidates` (one batch per start); a retry's result replaces the first only
+    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point."""
+    sols = [replace(s, iteration={**(s.iteration or {}), "start": "model" if i in free else "given"})
+            for i, s in enumerate(sols)]
+    S = cfg.scrambles
+    dX, dF = list(hist[0]), list(hist[1])
+    for n in range(1, 4):
+        todo, x0, names = [], [], []
+        for i in free:
+            if sols[i].status not in RETRY:
+                continue
+            p = job.params.replace(omega=float(job.om[i]), sigma=float(job.sg[i]), lam=float(job.lm[i]))
+            cand = starts.start_candidates(p, job.branch, float(job.al[i]))
+            if n < len(cand):
+                todo.append(i)
+                names.append(cand[n][0])
+                x0.append(np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in cand[n][1])))))
+        if not todo:
+            break
+        new, nx, nh = job.run(np.asarray(todo), np.repeat(np.stack(x0)[:, None, :], S, axis=1), cfg, cfg.stages)
+        for j, i in enumerate(todo):
+            if new[j].status in RETRY:
+                continue
+            sols[i] = replace(new[j], iteration={**new[j].iteration, "start": names[j]})
+            xs[i] = nx[j]
+            dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][j * S:(j + 1) * S], nh[1][j * S:(j + 1) * S]
+    return sols, xs, (dX, dF)
 
 
 @dataclass(frozen=True)

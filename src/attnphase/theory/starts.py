@@ -15,13 +15,15 @@ MODEL.md §6), written for any L, r, r*, A, P:
 * V from the prior side (MODEL.md §8, ``V = σ² (λ + σ² V̂)⁻¹``) with ``V̂ ≈ k α σ² q`` per direction (the
   curvature of the loss ``(σ²/2)‖T − S‖²`` in h is ~σ² q per token): k = 0.6 semantic, 1.9 positional (the
   split-rule start's constants, measured there). This is what carries α and λ: V grows like 1/λ at small α and
-  falls like 1/(α σ⁴ q) at large α; a V fixed in units of σ² (the engine's start before) was 4–30× off at
-  σ = 1 or λ ∈ {0.001, 0.1}.
+  falls like 1/(α σ⁴ q) at large α; a V fixed in units of σ² (the engine's start before) was 5–20× off
+  (σ = 1, α = 2 semantic: 48 against 2.6 at the split-rule fixed point; λ = 0.1, α = 3 positional: 11 against
+  2.3; λ = 0.001, α = 0.35 positional: 11 against 226).
 
-r > 1: the pinned branches start with q and V proportional to I (the further directions fit noise at the fixed
-point, docs/theory_general.md "Rank 2"); ``free`` starts at the mixed point, meaning on direction 1 and
-position on direction 2, with the shares of q, θ, m measured at σ = 0.5 (θ ≈ 0.4 σ², q₁₁ ≈ 0.24 σ²,
-m ≈ 0.44 σ, q₂₂ ≈ 0.08 σ²) and V from the prior side on tr q.
+r > 1: :func:`reference_start` (magnitudes measured at σ = 0.5, λ = 0.01 in units of σ; the rank-1 prior-side
+V is far too small there) with V carried to the point's λ, α by the prior side.
+
+No single start converges everywhere (measured, docs/theory_general.md): ``engine.solve_batch`` solves a point
+that failed from :func:`model_start` again from the next of :func:`start_candidates` (the reference start).
 """
 
 from __future__ import annotations
@@ -95,10 +97,8 @@ def model_start(params: ModelParams, branch: str, alpha: float | None = None) ->
     s2, s = params.sigma ** 2, params.sigma
     th = np.zeros((r, rs))
     M = np.zeros((r, k))
-    if branch == "free" and r > 1:
-        q = s2 * np.diag([0.24, 0.08] + [0.08] * (r - 2))
-        th[0, 0], M[1, 0] = 0.4 * s2, 0.44 * s
-        return OrderParams(q, M, th, prior_V(params, alpha, branch, float(np.trace(q))) * np.eye(r))
+    if r > 1:
+        return _rank_r_start(params, branch, alpha)
     c, m = SEMANTIC_C, positional_overlap(params)
     q_sem, q_pos = 1.1 * c * c * s2, 3.0 * s2 * m * m
     if branch == "semantic":
@@ -113,3 +113,53 @@ def model_start(params: ModelParams, branch: str, alpha: float | None = None) ->
     else:
         q1 = 0.3 * s2
     return OrderParams(q1 * np.eye(r), M, th, prior_V(params, alpha, branch, q1) * np.eye(r))
+
+
+REFERENCE_LAM = 0.01
+"""λ at which the rank-r start's magnitudes were measured (σ = 0.5, ω = 0.3, α ∈ [1, 2])."""
+
+
+def reference_start(params: ModelParams, branch: str) -> OrderParams:
+    """The magnitudes measured on the fixed points at σ = 0.5, λ = 0.01, ω = 0.3, α ∈ [1, 2], in units of σ
+    (the engine's only start before; semantic q = 0.4 σ², θ = 0.6 σ², V = 48 σ²; positional q = 0.2 σ²
+    (L = 2; 0.4 σ² beyond, 0.2 σ² is invalid there), m = 0.5 σ, V = 44 σ²; r > 1: q, V ∝ I — the further
+    directions fit noise, V̂ ≤ 0 there, so V per direction is 2–4× the rank-1 value; ``free`` at the mixed
+    point: θ ≈ 0.4 σ², q₁₁ ≈ 0.24 σ² on direction 1, m ≈ 0.44 σ, q₂₂ ≈ 0.08 σ² on direction 2, V ≈ 68 σ²)."""
+    r, k, rs = params.r, params.k, params.r_star
+    s2, s = params.sigma ** 2, params.sigma
+    th = np.zeros((r, rs))
+    M = np.zeros((r, k))
+    if branch == "free" and r > 1:
+        th[0, 0], M[1, 0] = 0.4 * s2, 0.44 * s
+        return OrderParams(s2 * np.diag([0.24, 0.08] + [0.08] * (r - 2)), M, th, 68.0 * s2 * np.eye(r))
+    pos = branch == "positional"
+    q = (0.2 if pos and params.L == 2 else 0.4) * s2 * np.eye(r)
+    if branch in ("semantic", "free"):
+        th[0, 0] = 0.6 * s2
+    if branch in ("positional", "free"):
+        M[0, 0] = 0.5 * s
+    return OrderParams(q, M, th, (44.0 if pos else 48.0) * s2 * np.eye(r))
+
+
+def _rank_r_start(params: ModelParams, branch: str, alpha: float) -> OrderParams:
+    """r > 1: :func:`reference_start` (the rank-1 prior-side V is far too small there: measured at σ = 0.7,
+    α = 1 semantic, ``invalid_state`` from it against converged from the reference) with V carried to the
+    point's λ, α by the prior side: × V_prior(λ, α) / V_prior(``REFERENCE_LAM``, α) (:func:`prior_V`; 1 at
+    λ = 0.01)."""
+    x = reference_start(params, branch)
+    q1 = float(np.trace(x.q)) / params.r
+    f = prior_V(params, alpha, branch, q1) / prior_V(params.replace(lam=REFERENCE_LAM), alpha, branch, q1)
+    return x._replace(V=x.V * f)
+
+
+def start_candidates(params: ModelParams, branch: str, alpha: float | None = None) -> list[tuple[str, OrderParams]]:
+    """The starts the engine tries in turn for a point whose solve failed (``max_steps``, ``invalid_state``,
+    ``diverged``; a verdict — converged, ``not_significant``, ``collapsed`` — ends the list): the model start
+    (:func:`model_start`), then :func:`reference_start` where it differs. Neither alone converges everywhere:
+    measured at 512–1024 × 4 (docs/theory_general.md), L = 2 λ = 0.001 semantic α = 2 only from the model
+    start, L = 3 σ = 1 semantic α = 2 only from the reference."""
+    out = [("model", model_start(params, branch, alpha))]
+    ref = reference_start(params, branch)
+    if not all(np.allclose(a, b, rtol=1e-12, atol=0.0) for a, b in zip(out[0][1], ref)):
+        out.append(("reference", ref))
+    return out
