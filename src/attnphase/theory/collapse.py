@@ -9,7 +9,7 @@ unstable against the overlap). The last two were reported ``invalid_state`` / ``
 numerical failure at a point that exists. :func:`collapse_record` tells them apart: the overlap, averaged over
 the scrambles' last iterates (norms, so that scrambles with opposite signs do not cancel), below
 ``COLLAPSE_FRACTION`` of the model start's (:func:`starts.model_start`, the branch's expected scale).
-Measured (docs/theory_general.md, "Starts away from σ = 0.5, λ = 0.01"): collapsed failures end at 0.2–1.3 %
+Measured (docs/theory_general.md, "Starts away from σ = 0.5, λ = 0.01"): collapsed failures end at 0–3.9 %
 of the start's overlap, failures on existing branches at ≥ 45 %.
 """
 

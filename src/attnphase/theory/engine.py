@@ -195,9 +195,10 @@ def default_init(params: ModelParams, branch: str, alpha: float | None = None) -
     """A starting point on the branch's subspace derived from the model at ``alpha`` (σ, λ, ω, A, P, α;
     :func:`starts.model_start`: the split-rule start's magnitudes for any L, r, r*, V from the prior side).
 
-    Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ²); at
-    λ = 0.001 the L = 2 points failed from it where the model start converges (docs/theory_general.md,
-    "Starts away from σ = 0.5, λ = 0.01")."""
+    Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ², now
+    :func:`starts.reference_start`, the second start); e.g. L = 2, λ = 0.001, α = 2 semantic went
+    ``invalid_state`` from it and converges from the model start (docs/theory_general.md, "Starts away from
+    σ = 0.5, λ = 0.01")."""
     return starts.model_start(params, branch, alpha)
 
 
@@ -297,7 +298,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
-    one state for all points, or one per point (default :func:`default_init`). Returns one
+    one state for all points, or one per point (default :func:`default_init`, the model start at each point's
+    ω, σ, λ, α; a point that fails from it — ``RETRY`` — is solved again from the reference start,
+    :func:`_other_starts`, and ``iteration["start"]`` says which start the result came from). Returns one
     :class:`GeneralSolution` per point, with its own status.
 
     ``qmc_config``: the integrator's size; default :meth:`QMCConfig.default` (4096 × 4, grown per point until
