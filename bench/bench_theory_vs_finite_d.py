@@ -328,8 +328,16 @@ def extrapolate(out: Path, theory_all: dict) -> list[dict]:
                 series[d] = json.loads(f.read_text())
         if len(series) < 3:
             continue
+        if not pts:
+            print(f"extrapolate: {struct} {init} α={alpha:g}: no converged theory point, series skipped")
+            continue
         lab = {d: labels(fd, pts) for d, fd in series.items()}
         branch = max(pts, key=lambda b: sum(int(np.sum(v == b)) for v in lab.values()))
+        matched = [d for d in series if int(np.sum(lab[d] == branch)) > 1]
+        if len(matched) < 2:     # a + b/d needs two sizes (one gave a singular normal matrix)
+            print(f"extrapolate: {struct} {init} α={alpha:g} ({branch}): {len(matched)} size(s) with ≥ 2 matched "
+                  "instances, series skipped")
+            continue
         t = pts[branch]
         for key in KEYS:
             if abs(t[key]) < 1e-12:

@@ -25,7 +25,8 @@ from .. import __version__
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
-from . import fixed_point, prox_general as PG, qmc, resolution
+from .collapse import collapse_record
+from . import fixed_point, prox_general as PG, qmc, resolution, starts
 from .routing import default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, unflatten)
@@ -195,31 +196,15 @@ class GeneralSolution:
         return d
 
 
-def default_init(params: ModelParams, branch: str) -> OrderParams:
-    """A starting point on the branch's subspace, scaled with σ (at σ = 0.5 the §6 magnitudes: semantic
-    q ≈ 0.1, V ≈ 12, θ ≈ 0.15; positional q ≈ 0.05, V ≈ 11, m ≈ 0.25).
+def default_init(params: ModelParams, branch: str, alpha: float | None = None) -> OrderParams:
+    """A starting point on the branch's subspace derived from the model at ``alpha`` (σ, λ, ω, A, P, α;
+    :func:`starts.model_start`: the split-rule start's magnitudes for any L, r, r*, V from the prior side).
 
-    r > 1 (issue 11; fixed points measured at σ = 0.5, λ = 0.01, ω = 0.3, α ∈ [1, 2], docs/theory_general.md):
-    the pinned branches start with q and V proportional to I (the further directions fit noise at the fixed
-    point, q₂₂ ≈ 0.13σ²; starting them there instead failed more often, measured at 512 × 4 QMC); ``free``
-    starts at the mixed point: meaning on the first direction (θ ≈ 0.4 σ², q₁₁ ≈ 0.24 σ²), position on the
-    second (m ≈ 0.44 σ, q₂₂ ≈ 0.08 σ²), V ≈ 68 σ²."""
-    r, k, rs = params.r, params.k, params.r_star
-    s2, s = params.sigma ** 2, params.sigma
-    pos = branch == "positional"
-    th = np.zeros((r, rs))
-    M = np.zeros((r, k))
-    if branch == "free" and r > 1:
-        q, V = s2 * np.diag([0.24, 0.08] + [0.08] * (r - 2)), 68.0 * s2 * np.eye(r)
-        th[0, 0], M[1, 0] = 0.4 * s2, 0.44 * s
-        return OrderParams(q, M, th, V)
-    q = (0.2 if pos and params.L == 2 else 0.4) * s2 * np.eye(r)   # L = 3 positional: q = 0.2σ² is invalid
-    V = (44.0 if pos else 48.0) * s2 * np.eye(r)
-    if branch in ("semantic", "free"):
-        th[0, 0] = 0.6 * s2
-    if branch in ("positional", "free"):
-        M[0, 0] = 0.5 * s
-    return OrderParams(q, M, th, V)
+    Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ², now
+    :func:`starts.reference_start`, the second start); e.g. L = 2, λ = 0.001, α = 2 semantic went
+    ``invalid_state`` from it and converges from the model start (docs/theory_general.md, "Starts away from
+    σ = 0.5, λ = 0.01")."""
+    return starts.model_start(params, branch, alpha)
 
 
 def _pin(h: Hats, branch: str) -> Hats:
@@ -318,7 +303,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
     ``omegas``, ``sigmas``, ``lams`` default to ``params``'; each may be one number or one per α. ``init``:
-    one state for all points, or one per point (default :func:`default_init`). Returns one
+    one state for all points, or one per point (default :func:`default_init`, the model start at each point's
+    ω, σ, λ, α; a point that fails from it — ``RETRY`` — is solved again from the reference start,
+    :func:`_other_starts`, and ``iteration["start"]`` says which start the result came from). Returns one
     :class:`GeneralSolution` per point, with its own status.
 
     ``qmc_config``: the integrator's size; default :meth:`QMCConfig.default` (4096 × 4, grown per point until
@@ -380,7 +367,8 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     if len(inits) != B:
         raise ParameterError("init", f"one OrderParams or {B} of them", len(inits))
     x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in (
-        default_init(params.replace(sigma=float(sg[i])), branch) if inits[i] is None else inits[i])))))
+        default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), branch, al[i])
+        if inits[i] is None else inits[i])))))
         for i in range(B)])
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
                significance, bool(even), backtrack)
@@ -390,11 +378,48 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
+        sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
     if progress is not None:
         progress(resolution.final_progress(sols, qmc_config.target))
     return sols
+
+
+RETRY = (Status.MAX_STEPS, Status.INVALID_STATE, Status.DIVERGED)
+"""Statuses after which a point solved from its default start is solved again from the next of
+:func:`starts.start_candidates` (the other statuses are verdicts: converged, not_significant, collapsed)."""
+
+
+def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Points of ``free`` (solved from the default start) whose solve failed (``RETRY``) go through the next
+    start of :func:`starts.start_candidates` (one batch per start); a retry's result replaces the first only
+    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point."""
+    sols = [replace(s, iteration={**(s.iteration or {}), "start": "model" if i in free else "given"})
+            for i, s in enumerate(sols)]
+    S = cfg.scrambles
+    dX, dF = list(hist[0]), list(hist[1])
+    for n in range(1, 4):
+        todo, x0, names = [], [], []
+        for i in free:
+            if sols[i].status not in RETRY:
+                continue
+            p = job.params.replace(omega=float(job.om[i]), sigma=float(job.sg[i]), lam=float(job.lm[i]))
+            cand = starts.start_candidates(p, job.branch, float(job.al[i]))
+            if n < len(cand):
+                todo.append(i)
+                names.append(cand[n][0])
+                x0.append(np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in cand[n][1])))))
+        if not todo:
+            break
+        new, nx, nh = job.run(np.asarray(todo), np.repeat(np.stack(x0)[:, None, :], S, axis=1), cfg, cfg.stages)
+        for j, i in enumerate(todo):
+            if new[j].status in RETRY:
+                continue
+            sols[i] = replace(new[j], iteration={**new[j].iteration, "start": names[j]})
+            xs[i] = nx[j]
+            dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][j * S:(j + 1) * S], nh[1][j * S:(j + 1) * S]
+    return sols, xs, (dX, dF)
 
 
 @dataclass(frozen=True)
@@ -656,6 +681,9 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                                    r, k, rs, k_se)
         if sig is not None and not sig["significant"]:
             status = Status.NOT_SIGNIFICANT
+    else:                       # a failure where the branch's overlap vanished: collapsed (collapse.py)
+        sig = collapse_record(params, alpha, branch, xs)
+        status = status if sig is None else Status.COLLAPSED
     per = {**invariants(unflatten(xs, r, k, rs)),
            **{f"{kk}_hat": v for kk, v in invariants(unflatten(hs, r, k, rs, Hats)).items() if kk in SCALARS},
            "eps_g": run.aux["eps_g"][sl], "e_t": run.aux["e_t"][sl]}

@@ -16,6 +16,10 @@ class Status(str, Enum):
     #                                      not significantly non-zero: the branch collapsed onto the
     #                                      uninformative point, the "fixed point" is an integration artefact
     #                                      (engine.overlap_significance)
+    COLLAPSED = "collapsed"            # the solve failed (invalid_state, max_steps, diverged) on a pinned branch
+    #                                    while its defining overlap vanished: the branch has no fixed point
+    #                                    there, the iteration fell onto the uninformative point
+    #                                    (collapse.collapse_record)
 
     @property
     def ok(self) -> bool:
