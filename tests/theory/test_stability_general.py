@@ -154,3 +154,17 @@ def test_stability_false_skips_it_and_free_branch_records_none():
     assert s.stability is None and s.to_dict()["stability"] is None
     f = solve_batch(p, [2.0], "free", qmc_config=cfg, max_steps=3)[0]
     assert f.stability is None
+
+
+def test_cli_point_json_carries_the_growth_factor(capsys):
+    import json
+
+    from attnphase.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["theory", "point", "--alpha", "2", "--branch", "positional", "--integrator", "qmc", "--qmc-points",
+              "256", "--scrambles", "2", "--json"])
+    assert e.value.code in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    st = d["provenance"]["stability"]
+    assert d["stability"] == st["growth"] and d["stability_err"] == st["growth_err"] and d["stable"] == st["stable"]
+    assert st["verdict"] in ("stable", "unstable", "undecided") and len(st["per_scramble"]) == 2
