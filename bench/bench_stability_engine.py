@@ -27,12 +27,16 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from attnphase.model import ModelParams
 from attnphase.theory.engine import QMCConfig, solve_batch
 from attnphase.theory.solver import solve_point
 from attnphase.theory.stability_general import pinned_growth
+from attnphase.theory.state import OrderParams, flatten, rotate, unflatten
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docblock import write_block  # noqa: E402
@@ -59,7 +63,10 @@ def run_case(case: str, cfg: QMCConfig) -> list[dict]:
         t0 = time.perf_counter()
         recs = pinned_growth(sols)
         t_growth = time.perf_counter() - t0
-        for s, rec in zip(sols, recs):
+        rot = [None] * len(sols)
+        if params.r > 1:     # gauge check at the real fixed points: every scramble's state rotated by O
+            rot = pinned_growth([replace(s, scramble_x=_rotated(s.scramble_x, params)) for s in sols])
+        for s, rec, rrec in zip(sols, recs, rot):
             split = None
             if case == "L2":
                 ref = solve_point(params, s.alpha, branch, stability_nodes=8)
@@ -70,11 +77,21 @@ def run_case(case: str, cfg: QMCConfig) -> list[dict]:
                          "reason": rec["reason"], "spectral_radius": rec["spectral_radius"],
                          "blocks": rec["blocks"], "split": split, "evaluations": rec["evaluations"],
                          "points": cfg.points, "scrambles": cfg.scrambles, "t_solve_batch": t_solve,
-                         "t_growth_batch": t_growth, "t_growth_first_batch": t_first, "batch": len(sols)})
+                         "t_growth_batch": t_growth, "t_growth_first_batch": t_first, "batch": len(sols),
+                         "rotated": None if rrec is None else {k: rrec[k] for k in ("growth", "growth_err")}})
             print(json.dumps({k: rows[-1][k] for k in ("case", "omega", "branch", "alpha", "status", "growth",
                                                      "growth_err", "verdict", "split", "t_solve_batch",
                                                      "t_growth_batch", "t_growth_first_batch")}), flush=True)
     return rows
+
+
+def _rotated(xs, params):
+    """Per-scramble flattened states rotated by a fixed O (rotation by 1 rad in the first two directions)."""
+    r, k, rs = params.r, params.k, params.r_star
+    O = np.eye(r)
+    O[:2, :2] = [[math.cos(1.0), -math.sin(1.0)], [math.sin(1.0), math.cos(1.0)]]
+    x = unflatten(np.asarray(xs), r, k, rs)
+    return np.asarray(flatten(OrderParams(*(np.asarray(b) for b in rotate(x, O)))))
 
 
 def _f(v, fmt="{:.3f}"):
@@ -89,6 +106,8 @@ def table(rows: list[dict]) -> str:
         g = "—" if not math.isfinite(r["growth"]) else f"{r['growth']:.3f} ± {r['growth_err']:.3f}"
         if len(r["blocks"]) > 1:
             g += " (" + ", ".join(f"{k}: {_f(v['growth'])}" for k, v in r["blocks"].items()) + ")"
+        if r.get("rotated") and math.isfinite(r["rotated"]["growth"]):
+            g += f"; rotated: {r['rotated']['growth']:.3f} ± {r['rotated']['growth_err']:.3f}"
         out.append(f"| {r['case']} | {r['omega']:g} | {r['branch']} | {r['alpha']:g} | {r['status']} | {g} | "
                    f"{r['verdict']} | {_f(r['split'])} | {r['points']} × {r['scrambles']} | "
                    f"{r['t_solve_batch']:.1f} | {r['t_growth_batch']:.1f} ({r['t_growth_first_batch']:.1f}) | "

@@ -23,8 +23,9 @@ CFG = QMCConfig(points=1024, scrambles=4, coarse=0)
 FD_BIAS = 0.05
 """Allowance for the finite difference's systematic part (SG.STABILITY_EPS): the O(δ²) curvature and the motion
 of the switching set, which a QMC set resolves only through the samples that switch basin within ±δ — neither
-shows in the scrambles' spread. Measured up to 0.033 (L = 2 positional, ω = 0.3, α = 2, 4096 × 4: 0.442 ± 0.009
-at eps = 0.01 against the split rule's 0.475; 0.460 at eps = 0.1; docs/theory_general.md)."""
+shows in the scrambles' spread. Measured at 4096 × 4 against the split rule (docs/theory_general.md, "Stability
+of pinned branches in the engine"): |engine − split| ≤ 3 s.e. + 0.024 on all 11 converged L = 2 points; the
+largest gap 0.081 = 4.2 s.e. (uninformative, ω = 0.1, α = 2: 1.817 ± 0.019 against 1.897)."""
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,15 @@ def test_engine_records_the_growth_and_the_json_carries_it(positional):
     assert d["stability"] == st["growth"] and d["stability_err"] == st["growth_err"] and d["stable"] is st["stable"]
     assert d["provenance"]["stability"]["verdict"] == st["verdict"]
     assert d["q"] == positional.values["q"]                           # the scalar keys stay
+
+
+def test_warm_prox_equals_the_global_prox_within_errors(positional):
+    warm = positional.stability
+    full = SG.pinned_growth([positional], prox="full")[0]
+    assert warm["prox"] == "warm" and full["prox"] == "full"
+    assert abs(warm["growth"] - full["growth"]) <= 3 * np.hypot(warm["growth_err"], full["growth_err"])
+    with pytest.raises(ParameterError, match="prox"):
+        SG.pinned_growth([positional], prox="exact")
 
 
 def test_free_branch_raises_and_unconverged_point_gets_a_reason_not_a_number(positional):

@@ -157,33 +157,37 @@ def _mean_se(v: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
 
 
-def _evaluate(sol_rows: list, X: np.ndarray, scr: np.ndarray, params, cfg) -> tuple[np.ndarray, np.ndarray]:
-    """The free map (engine._compiled_map: global prox, no pin, no ansatz, no gauge fixing) at rows X (R, n),
-    row i at point ``sol_rows[i]``'s knobs on scramble ``scr[i]`` of the QMC size ``cfg``; chunked so that
-    rows × points ≤ engine.MAX_SAMPLES. Returns (F (R, n), valid (R,))."""
+def _evaluate(sol_rows: list, X: np.ndarray, scr: np.ndarray, params, cfg,
+              h_prev: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The free map (engine._compiled_map: no pin, no ansatz, no gauge fixing) at rows X (R, n), row i at point
+    ``sol_rows[i]``'s knobs on scramble ``scr[i]`` of the QMC size ``cfg``; the global multi-start prox, or with
+    ``h_prev`` (R, N, 2, L, r) the warm one from those minimisers (:func:`prox_general.prox_warm`). Chunked so
+    that rows × points ≤ engine.MAX_SAMPLES. Returns (F (R, n), valid (R,), minimisers (R, N, 2, L, r))."""
     from .engine import MAX_SAMPLES, _compiled_map, _points, bucket
     L, r, rs, k = params.L, params.r, params.r_star, params.k
-    fmap = _compiled_map(L, r, rs, k, params.A, params.P, "free", False, False, False)
+    warm = h_prev is not None
+    fmap = _compiled_map(L, r, rs, k, params.A, params.P, "free", warm, False, False)
     xi, y = (jnp.asarray(a) for a in _points(params, cfg))
     N = cfg.points
     chunk = max(1, MAX_SAMPLES // N)
     R = len(X)
     knobs = np.array([[s.alpha, s.params.omega, s.params.sigma, s.params.lam] for s in sol_rows])   # (R, 4)
-    out_f, out_ok = np.empty_like(X), np.empty(R, bool)
+    out_f, out_ok, out_h = np.empty_like(X), np.empty(R, bool), np.empty((R, N, 2, L, r))
     for lo in range(0, R, chunk):
         idx = np.arange(lo, min(R, lo + chunk))
         m = len(idx)
         P_ = bucket(m, chunk) if m < chunk else m     # few distinct shapes (each is one compilation)
         pad = np.concatenate([idx, np.full(P_ - m, idx[-1])])
         kn = CG.Knobs(*(jnp.asarray(knobs[pad, j]) for j in range(4)))
-        fx, ok, _, _ = fmap(jnp.asarray(X[pad]), kn, jnp.asarray(scr[pad]), xi, y, None)
-        out_f[idx], out_ok[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m]
-    return out_f, out_ok
+        fx, ok, _, h = fmap(jnp.asarray(X[pad]), kn, jnp.asarray(scr[pad]), xi, y,
+                            jnp.asarray(h_prev[pad]) if warm else None)
+        out_f[idx], out_ok[idx], out_h[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m], np.asarray(h)[:m]
+    return out_f, out_ok, out_h
 
 
-def _group_growth(sols: list, eps: float, k_se: float) -> list[dict]:
+def _group_growth(sols: list, eps: float, k_se: float, prox: str) -> list[dict]:
     """Growth records of converged pinned points sharing structure, branch and QMC size (one map call per step
-    factor of :data:`SHRINK`)."""
+    factor of :data:`SHRINK`, and with ``prox="warm"`` one global-prox call at the unperturbed states first)."""
     p0, cfg = sols[0].params, sols[0].qmc
     r, k, rs, S = p0.r, p0.k, p0.r_star, cfg.scrambles
     names = pinned_blocks(sols[0].branch)
@@ -194,6 +198,13 @@ def _group_growth(sols: list, eps: float, k_se: float) -> list[dict]:
     used = [np.full(S, np.nan) for _ in sols]
     todo = [np.ones(S, bool) for _ in sols]
     evals = 0
+    h_base = None
+    if prox == "warm":      # the minimisers (best, runner-up) at each scramble's fixed point, global prox
+        pairs = [(i, sc) for i in range(len(sols)) for sc in range(S)]
+        _, _, hb = _evaluate([sols[i] for i, _ in pairs], np.stack([xs[i][sc] for i, sc in pairs]),
+                             np.array([sc for _, sc in pairs]), p0, cfg)
+        h_base = {pair: hb[j] for j, pair in enumerate(pairs)}
+        evals += len(pairs)
     for factor in SHRINK:
         rows, X, scr, where = [], [], [], []
         for i, s in enumerate(sols):
@@ -207,7 +218,9 @@ def _group_growth(sols: list, eps: float, k_se: float) -> list[dict]:
                     where.append((i, sc, nm, Y.shape))
         if not rows:
             break
-        F, ok = _evaluate(rows, np.concatenate(X), np.concatenate(scr), p0, cfg)
+        hp = None if h_base is None else np.stack([h_base[(i, sc)] for (i, sc, _, shp) in where
+                                                   for _ in range(shp[0] * shp[1])])
+        F, ok, _ = _evaluate(rows, np.concatenate(X), np.concatenate(scr), p0, cfg, hp)
         evals += len(F)
         pos = 0
         good = {}
@@ -237,7 +250,7 @@ def _group_growth(sols: list, eps: float, k_se: float) -> list[dict]:
             reason = (f"the map rejected the perturbed states of scrambles {np.nonzero(todo[i])[0].tolist()} at "
                       f"every step ({', '.join(f'{f:g}' for f in SHRINK)} × δ)")
         out.append({"growth": growth, "growth_err": err, "spectral_radius": radius, "spectral_radius_err": radius_err,
-                    "stable": v.stable, "verdict": v.value, "reason": reason, "k": k_se, "eps": eps,
+                    "stable": v.stable, "verdict": v.value, "reason": reason, "k": k_se, "eps": eps, "prox": prox,
                     "blocks": {nm: dict(zip(("growth", "growth_err"), _mean_se(per_block[nm][0]))) for nm in names},
                     "per_scramble": [float(a) for a in g], "delta": [float(a) for a in used[i]],
                     "evaluations": int(evals // len(sols)),
@@ -247,7 +260,7 @@ def _group_growth(sols: list, eps: float, k_se: float) -> list[dict]:
 
 
 def pinned_growth(sols: Sequence["GeneralSolution"], eps: float = STABILITY_EPS,
-                  k_se: float = STABLE_K) -> list[dict]:
+                  k_se: float = STABLE_K, prox: str = "warm") -> list[dict]:
     """The growth factor record of each solution (module docstring). A solution on a pinned branch that is not
     CONVERGED gets :func:`unknown` with its status as the reason (no fixed point to linearise at); the free
     branch raises ParameterError (:func:`pinned_blocks`: it has no pinned direction; ``solve_batch`` records
@@ -258,8 +271,15 @@ def pinned_growth(sols: Sequence["GeneralSolution"], eps: float = STABILITY_EPS,
     ``_err``, for information), ``stable`` (True/False/None), ``verdict`` (:class:`Stability`), ``reason``
     (why undecided or unknown, else None), ``k``, ``eps``, ``delta`` (absolute step per scramble),
     ``per_scramble``, ``blocks`` (per pinned block), ``eigenvalues`` (of the mean J_pp per block),
-    ``evaluations`` (map evaluations per point)."""
+    ``evaluations`` (map evaluations per point), ``prox``.
+
+    ``prox``: "warm" (default) — one global multi-start prox at each scramble's fixed point, then the perturbed
+    states with the warm prox from its minimiser and runner-up (:func:`prox_general.prox_warm`: the lower of the
+    two basins, so a switch between them within ±δ is kept; a third basin taking over within ±δ is not);
+    "full" — the global prox at every perturbed state (2·nb of them per scramble)."""
     check_range("eps", eps, lo=0.0, lo_open=True)
+    if prox not in ("warm", "full"):
+        raise ParameterError("prox", "warm or full", prox)
     check_range("k_se", k_se, lo=0.0)
     out: list = [None] * len(sols)
     groups: dict = {}
@@ -275,6 +295,6 @@ def pinned_growth(sols: Sequence["GeneralSolution"], eps: float = STABILITY_EPS,
             groups.setdefault(key, []).append(i)
     with jax.enable_x64(True):
         for idx in groups.values():
-            for i, rec in zip(idx, _group_growth([sols[i] for i in idx], eps, k_se)):
+            for i, rec in zip(idx, _group_growth([sols[i] for i in idx], eps, k_se, prox)):
                 out[i] = rec
     return out
