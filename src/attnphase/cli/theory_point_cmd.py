@@ -108,6 +108,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g}, {how})", ["quantity", "value"], rows)
     if not converged:
         console.print(f"[yellow]warning: not converged: {status}[/yellow]")
+    elif how == "qmc" and g.stability is not None and g.stability["verdict"] != "stable":
+        st = g.stability      # growth factor of the pinned direction (theory.stability_general)
+        console.print(f"[yellow]note: {st['verdict']} against the pinned direction: growth {st['growth']:.3g} ± "
+                      f"{st['growth_err']:.2g}" + (f" ({st['reason']})" if st["reason"] else "") + "[/yellow]")
 
 
 @theory_app.command("curve")

@@ -132,7 +132,11 @@ class GeneralSolution:
     where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``. ``resolution``: the error
     control's record (target, the QMC sizes tried with their worst relative standard error, ``met``,
     ``capped``; None for a fixed size, :func:`_refine`). ``iteration``: damping asked and in use at the end
-    (the safeguard of ``fixed_point.iterate`` may lower it), its halvings, the Anderson depth."""
+    (the safeguard of ``fixed_point.iterate`` may lower it), its halvings, the Anderson depth.
+    ``stability``: the growth factor of the pinned direction (:func:`stability_general.pinned_growth`: growth,
+    growth_err, stable True/False/None, verdict, reason, …); None on the free branch or when not asked for.
+    ``scramble_x``: the per-scramble converged states (S, n), flattened, each in its own map's gauge (not
+    aligned: the state the scramble's map was iterated to; not in the JSON)."""
 
     params: ModelParams
     alpha: float
@@ -154,6 +158,8 @@ class GeneralSolution:
     significance: dict | None = None
     even: bool = False
     resolution: dict | None = None
+    stability: dict | None = None
+    scramble_x: np.ndarray | None = field(default=None, repr=False)
     version: str = __version__
 
     @property
@@ -174,6 +180,9 @@ class GeneralSolution:
         d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
         d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
                  residual=self.residual, max_grad=self.max_grad)
+        st = self.stability          # the split rule's scalar keys (stability = growth factor, stable), + error
+        d.update(stability=None if st is None else st["growth"], stability_err=None if st is None else st["growth_err"],
+                 stable=None if st is None else st["stable"])
         d["matrices"] = {**{k: np.asarray(v).tolist() for k, v in self.x._asdict().items()},
                          **{k: np.asarray(v).tolist() for k, v in self.hats._asdict().items()},
                          "q_eig": np.asarray(self.values["q_eig"]).tolist(),
@@ -192,7 +201,8 @@ class GeneralSolution:
                            "iteration": self.iteration,
                            "significance": None if self.significance is None else dict(self.significance),
                            "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None,
-                           "resolution": self.resolution}
+                           "resolution": self.resolution,
+                           "stability": None if self.stability is None else dict(self.stability)}
         return d
 
 
@@ -232,12 +242,13 @@ def even_hats(h: Hats, rho: int) -> Hats:
 
 @lru_cache(maxsize=32)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
-                  even: bool = False):
+                  even: bool = False, gauge: bool = True):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
     per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
-    (:func:`even_hats`) on the hats after pinning."""
+    (:func:`even_hats`) on the hats after pinning. ``gauge=False``: no gauge fixing at r > 1 (the map stays
+    equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`)."""
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 
@@ -249,7 +260,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         if even:
             hats = even_hats(hats, signal_rank(branch, r, k, rs))
         fx = CG.prior(hats, knobs)
-        if r > 1:                      # fix the gauge Q → QO (checked: the map commutes with it, tests)
+        if r > 1 and gauge:            # fix the gauge Q → QO (checked: the map commutes with it, tests)
             fx = canonical_gauge(fx, ref=x)   # free signs aligned with the input (state.canonical_gauge)
         aux = {"hats": flatten(hats), "EM": out.EM, "eps_g": out.eps_g, "max_grad": out.max_grad,
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
@@ -298,7 +309,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
-                backtrack: int | None = None,
+                backtrack: int | None = None, stability: bool = True,
                 progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
@@ -330,6 +341,11 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     when an evaluation is invalid (back to the last valid iterate) or a mode oscillates with a growing
     residual; 0 switches it off; default (None): ``routing.default_backtrack`` (on at r > 1, off at r = 1).
     The damping in use at the end is in ``GeneralSolution.iteration``.
+
+    ``stability``: on a pinned branch, the growth factor of the pinned direction at every converged point
+    (:func:`stability_general.pinned_growth`, on the final QMC size; one batched map call) goes into
+    ``GeneralSolution.stability``; a point that did not converge gets a record with ``stable = None`` and the
+    reason; the free branch None (no pinned direction).
 
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
     control starts a larger size, and at the end (the library prints nothing itself).
@@ -381,6 +397,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
+        if stability and branch != "free":
+            from .stability_general import pinned_growth     # imports engine: deferred to avoid a cycle
+            sols = [replace(s, stability=rec) for s, rec in zip(sols, pinned_growth(sols))]
     if progress is not None:
         progress(resolution.final_progress(sols, qmc_config.target))
     return sols
@@ -702,7 +721,8 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                            float(np.max(run.residual[sl])), OrderParams(*(np.asarray(b) for b in x_mean)),
                            Hats(*(np.asarray(b) for b in h_mean)), mean, err, "qmc", cfg,
                            float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
-                           full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig)
+                           full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig,
+                           scramble_x=np.array(run.x[sl], float))
 
 
 def aligned_scrambles(xs: np.ndarray, hs: np.ndarray | None, r: int, k: int, rs: int):
