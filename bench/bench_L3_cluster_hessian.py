@@ -1,0 +1,326 @@
+"""Is the L = 3 positional-start state a local minimum or a saddle at finite d? Exact Hessian and basin.
+
+Case (issue 11): L = 3, A = 0.4 I + 0.2 J, P = I, r = r* = 1, ω = 0.3, σ = 0.5, λ = 0.01, α = 1, positional
+start; ``attnphase simulate --L 3 --A "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6" --alpha 1 --d 1000 --init positional
+--optimizer lbfgs --instances 16`` lands 10/16 in a state m ≈ 0.22, θ ≈ 0.025, q ≈ 0.105, e_t ≈ 0.0078 that has no
+replica-symmetric fixed point (docs/theory_general.md, "L = 3 positional: ..."). For each instance this script
+
+1. rebuilds it as ``simulate`` draws it (:func:`attnphase.simulate.instance`, float32) and reruns simulate's
+   float32 L-BFGS from the positional start (:func:`attnphase.simulate.train`); instances whose end point has
+   m < ``M_CLUSTER`` (the semantic ones) are recorded and skipped;
+2. polishes the end point in float64 (L-BFGS to ‖∇R‖ ≤ 1e-9·max(1, ‖∇R₀‖), no warm-up) and computes the full
+   Hessian of the training objective R (summed risk + (λ/2)‖Q‖², MODEL.md §2: what ``train`` minimises) with
+   respect to all d entries of Q (:func:`attnphase.simulate.risk_hessian`, ``jax`` forward-over-reverse,
+   float64), its whole spectrum (``numpy.linalg.eigh``) and ‖∇R‖; the lowest eigenvector's overlap with the
+   positional directions u_l, the teacher Q*/‖Q*‖ and the state Q/‖Q‖. Classification (:class:`Critical`):
+   ``minimum`` if λ_min > ``EIG_TOL``·λ_max, ``saddle`` if λ_min < −``EIG_TOL``·λ_max (then steps of
+   ``SADDLE_STEPS``·‖Q‖ along ± the eigenvector are re-minimised and reported), ``degenerate`` otherwise;
+   ``not_critical`` if ‖∇R‖ > 1e-6 after the polish;
+3. minimises the same instance (float64, simulate's warm-up + L-BFGS) from the semantic start and from
+   ``RANDOM_SCALES`` random starts Q₀ = s·N(0, I) (keys ``fold_in(key_init, 100 + j)``): the instance's best
+   training loss and its overlaps;
+4. perturbs the state Q₁ by δ = ε‖Q₁‖·v (ε in ``EPS``) along unit directions v — random (``RANDOM_DRAWS`` draws
+   per ε), ± the softest Hessian eigenvector, towards the teacher (sign of θ) and away from it, and −Q_u/‖Q_u‖
+   (Q_u the component in span(u_l): towards M = 0) — and re-minimises (float64 L-BFGS, no warm-up). It
+   "returns" if min(‖Q − Q₁‖, ‖Q + Q₁‖)/‖Q₁‖ < ``RETURN_TOL`` (R is even in Q). The escape radius of a direction
+   is the smallest ε that does not return (> max ε if none); each direction stops at its first escape.
+
+Output: ``docs/data/L3_cluster_hessian/L3_positional_a1_d<d>.json`` (one row per instance, written after every
+instance; rows already there are kept, ``--rerun`` recomputes). ``--table`` prints the markdown tables from the
+cached JSON and writes them into docs/theory_general.md (block ``L3_cluster_hessian``).
+
+Usage:
+    python bench/bench_L3_cluster_hessian.py --d 1000 --instances 16          # the 10 cluster instances of 16
+    python bench/bench_L3_cluster_hessian.py --d 2000 --indices 0,2,3,5       # cluster instances at d = 2000
+    python bench/bench_L3_cluster_hessian.py --table
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_experimental_ynn_fusion_type=").strip()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
+from enum import Enum  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from attnphase.model import ModelParams  # noqa: E402
+from attnphase.simulate import Instance, TrainConfig, initial_Q, instance, observables, risk_hessian, train  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _docblock import write_block  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "data" / "L3_cluster_hessian"
+DOC = ROOT / "docs" / "theory_general.md"
+PARAMS = ModelParams(omega=0.3, L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
+ALPHA, SEED = 1.0, 0
+M_CLUSTER = 0.1                       # end points with m above this are the positional-start state
+EIG_TOL = 1e-9                        # |λ_min| ≤ EIG_TOL·λ_max: degenerate
+GRAD_CRITICAL = 1e-6                  # ‖∇R‖ above this after the polish: not a critical point
+EPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
+RANDOM_DRAWS = 2
+RANDOM_SCALES = (0.1, 0.1, 1.0, 1.0)
+RETURN_TOL = 1e-3
+SADDLE_STEPS = (0.01, 0.1, 0.3)
+KEYS = ("m", "theta", "q", "e_t")
+
+
+class Critical(str, Enum):
+    """What the polished end point is (item 2 of the module docstring)."""
+
+    MINIMUM = "minimum"
+    SADDLE = "saddle"
+    DEGENERATE = "degenerate"
+    NOT_CRITICAL = "not_critical"
+
+
+def classify(lam_min: float, lam_max: float, grad_norm: float) -> Critical:
+    """:class:`Critical` from the extreme Hessian eigenvalues and the gradient norm."""
+    if grad_norm > GRAD_CRITICAL:
+        return Critical.NOT_CRITICAL
+    if lam_min > EIG_TOL * lam_max:
+        return Critical.MINIMUM
+    if lam_min < -EIG_TOL * lam_max:
+        return Critical.SADDLE
+    return Critical.DEGENERATE
+
+
+def as64(inst: Instance) -> Instance:
+    return Instance(*(v.astype(jnp.float64) if jnp.issubdtype(v.dtype, jnp.floating) else v for v in inst))
+
+
+def describe(Q, inst: Instance) -> dict:
+    o = observables(Q, inst, PARAMS)
+    return {k: o[k] for k in KEYS}
+
+
+def distance(Q, Q1) -> float:
+    """min(‖Q − Q₁‖, ‖Q + Q₁‖)/‖Q₁‖ (R is even in Q)."""
+    n1 = float(jnp.linalg.norm(Q1))
+    return min(float(jnp.linalg.norm(Q - Q1)), float(jnp.linalg.norm(Q + Q1))) / n1
+
+
+def spectrum(Q, c: Instance) -> dict:
+    """Gradient norm and Hessian spectrum of R at Q (float64), lowest eigenvector and its overlaps."""
+    g, H = risk_hessian(Q, c, PARAMS)
+    H = np.asarray(H)
+    asym = float(np.abs(H - H.T).max())
+    vals, vecs = np.linalg.eigh(0.5 * (H + H.T))
+    v = vecs[:, 0]
+    qs = np.asarray(c.Q_star).ravel()
+    gn = float(jnp.linalg.norm(g))
+    return dict(grad_norm=gn, lam_lowest=[float(x) for x in vals[:6]], lam_max=float(vals[-1]),
+                lam_median=float(np.median(vals)), n_negative=int(np.sum(vals < 0)), asymmetry=asym,
+                v_min_overlap=dict(u=[float(x) for x in np.asarray(c.u) @ v],
+                                   teacher=float(qs @ v / np.linalg.norm(qs)),
+                                   state=float(np.asarray(Q).ravel() @ v / float(jnp.linalg.norm(Q)))),
+                critical=classify(float(vals[0]), float(vals[-1]), gn).value), v
+
+
+def minimise(c: Instance, Q0, warmup: bool) -> tuple:
+    cfg = TrainConfig(optimizer="lbfgs", x64=True, gtol=1e-9, max_iter=5000,
+                      warmup_steps=TrainConfig().warmup_steps if warmup else 0)
+    Q, it, gn, status = train(c, PARAMS, cfg, Q0)
+    return Q, dict(iters=it, grad_norm=gn, status=status.value)
+
+
+def other_starts(c: Instance) -> list[dict]:
+    """Minima of the same instance from the semantic start and from random starts (float64, with warm-up)."""
+    rows = []
+    sem = initial_Q(c, PARAMS, TrainConfig(init="semantic"))
+    Q, info = minimise(c, sem, warmup=True)
+    sp, _ = spectrum(Q, c)
+    rows.append(dict(start="semantic", **info, **describe(Q, c), lam_min=sp["lam_lowest"][0], critical=sp["critical"]))
+    d = c.X.shape[-1]
+    for j, s in enumerate(RANDOM_SCALES):
+        Q0 = s * jax.random.normal(jax.random.fold_in(c.key_init, 100 + j), (d, PARAMS.r), jnp.float64)
+        Q, info = minimise(c, Q0, warmup=True)
+        rows.append(dict(start=f"random(scale={s:g}, j={j})", **info, **describe(Q, c)))
+    return rows
+
+
+def directions(Q1, c: Instance, v_min, key) -> dict:
+    """Unit perturbation directions (random ones are drawn per ε from ``key``)."""
+    qs = c.Q_star / jnp.linalg.norm(c.Q_star)
+    th_sign = float(jnp.sign(jnp.sum(c.Q_star * Q1)))
+    Qu = c.u.T @ (c.u @ Q1)
+    V = jnp.asarray(v_min.reshape(Q1.shape))
+    return {"soft +": V, "soft -": -V, "teacher (towards)": th_sign * qs, "teacher (away)": -th_sign * qs,
+            "towards M = 0": -Qu / jnp.linalg.norm(Qu),
+            **{f"random {k}": ("random", jax.random.fold_in(key, k)) for k in range(RANDOM_DRAWS)}}
+
+
+def basin(Q1, c: Instance, v_min, key) -> dict:
+    """Escape radius per direction (item 4): re-minimise Q₁ + ε‖Q₁‖v for growing ε until it does not return."""
+    n1 = float(jnp.linalg.norm(Q1))
+    out = {}
+    for name, v in directions(Q1, c, v_min, key).items():
+        trials, radius = [], None
+        for eps in EPS:
+            if isinstance(v, tuple):
+                z = jax.random.normal(jax.random.fold_in(v[1], int(eps * 1000)), Q1.shape, jnp.float64)
+                u = z / jnp.linalg.norm(z)
+            else:
+                u = v
+            Q, info = minimise(c, Q1 + eps * n1 * u, warmup=False)
+            dist = distance(Q, Q1)
+            trials.append(dict(eps=eps, distance=dist, returned=dist < RETURN_TOL, **info, **describe(Q, c)))
+            if dist >= RETURN_TOL:                 # where it went: is that a minimum too?
+                sp, _ = spectrum(Q, c)
+                trials[-1].update(lam_min=sp["lam_lowest"][0], critical=sp["critical"])
+                radius = eps
+                break
+        out[name] = dict(escape_radius=radius, trials=trials)
+    return out
+
+
+def saddle_escape(Q1, c: Instance, v_min) -> list[dict]:
+    n1 = float(jnp.linalg.norm(Q1))
+    V = jnp.asarray(v_min.reshape(Q1.shape))
+    rows = []
+    for step in SADDLE_STEPS:
+        for sgn in (1.0, -1.0):
+            Q, info = minimise(c, Q1 + sgn * step * n1 * V, warmup=False)
+            rows.append(dict(step=step, sign=sgn, distance=distance(Q, Q1), **info, **describe(Q, c)))
+    return rows
+
+
+def run_instance(d: int, i: int, do_basin: bool = True) -> dict:
+    t0 = time.perf_counter()
+    inst = instance(PARAMS, alpha=ALPHA, d=d, seed=SEED, index=i)
+    cfg = TrainConfig(init="positional", optimizer="lbfgs")
+    Q32, it32, gn32, st32 = train(inst, PARAMS, cfg)
+    row = dict(instance=i, d=d, f32=dict(iters=it32, grad_norm=gn32, status=st32.value, **describe(Q32, inst)))
+    if row["f32"]["m"] < M_CLUSTER:
+        row.update(in_cluster=False, wall_s=time.perf_counter() - t0)
+        return row
+    with jax.enable_x64(True):
+        c = as64(inst)
+        Q1, info = minimise(c, Q32.astype(jnp.float64), warmup=False)
+        row.update(in_cluster=True, polish=dict(**info, move=distance(Q1, Q32.astype(jnp.float64))),
+                   state=describe(Q1, c), M=[float(x) for x in np.asarray(c.u @ Q1).ravel() / math.sqrt(d)])
+        spec, v_min = spectrum(Q1, c)
+        row["hessian"] = spec
+        if spec["critical"] == Critical.SADDLE.value:
+            row["saddle_escape"] = saddle_escape(Q1, c, v_min)
+        row["other_starts"] = other_starts(c)
+        if do_basin:
+            row["basin"] = basin(Q1, c, v_min, jax.random.fold_in(c.key_init, 999))
+    row["wall_s"] = time.perf_counter() - t0
+    return row
+
+
+# ---------------------------------------------------------------------------------------------------
+# tables
+
+
+def _fmt(x, nd=4):
+    return "—" if x is None else f"{x:.{nd}g}"
+
+
+def instance_table(rows: list[dict]) -> list[str]:
+    out = ["| d | seed, instance | e_t | m | θ | q | ‖∇R‖ | λ_min | λ_min/λ_max | λ_min/median | # λ < 0 | v_min on (u, Q*, Q) "
+           "| best other start: e_t (start; m, θ) | e_t − best | escape ε: random | soft ± | teacher towards/away "
+           "| towards M = 0 |",
+           "|" + "---|" * 16]
+    for r in rows:
+        if not r.get("in_cluster"):
+            continue
+        h, s = r["hessian"], r["state"]
+        best = min(r["other_starts"], key=lambda o: o["e_t"])
+        ov = h["v_min_overlap"]
+        b = r.get("basin", {})
+        rad = lambda *ks: "/".join(_fmt((b.get(k) or {}).get("escape_radius"), 2) if k in b else "—" for k in ks)  # noqa: E731
+        rnd = [b[k]["escape_radius"] for k in b if k.startswith("random")]
+        rnd_s = ("—" if not rnd else "none ≤ 1" if all(x is None for x in rnd)
+                 else _fmt(min(x for x in rnd if x is not None), 2))
+        out.append(
+            f"| {r['d']} | {SEED}, {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
+            f"| {h['grad_norm']:.1e} | {h['lam_lowest'][0]:.2e} | {h['lam_lowest'][0] / h['lam_max']:.1e} "
+            f"| {h['lam_lowest'][0] / h['lam_median']:.3f} | {h['n_negative']} "
+            f"| {math.hypot(*ov['u']):.2f}, {abs(ov['teacher']):.2f}, {abs(ov['state']):.2f} "
+            f"| {best['e_t']:.6f} ({best['start'].split('(')[0]}; {best['m']:.3f}, {best['theta']:.3f}) "
+            f"| {s['e_t'] - best['e_t']:.2e} | {rnd_s} | {rad('soft +', 'soft -')} "
+            f"| {rad('teacher (towards)', 'teacher (away)')} | {rad('towards M = 0')} |")
+    return out
+
+
+def escape_table(rows: list[dict]) -> list[str]:
+    """Where the first non-returning perturbation of each direction went."""
+    out = ["| d | instance | direction | ε | ends at: e_t | m | θ | q |", "|" + "---|" * 8]
+    for r in rows:
+        for name, b in (r.get("basin") or {}).items():
+            t = b["trials"][-1]
+            if b["escape_radius"] is None:
+                continue
+            out.append(f"| {r['d']} | {r['instance']} | {name} | {t['eps']:g} | {t['e_t']:.6f} | {t['m']:.3f} "
+                       f"| {t['theta']:.4f} | {t['q']:.4f} |")
+    return out
+
+
+def tables() -> str:
+    rows = []
+    for f in sorted(OUT.glob("L3_positional_a1_d*.json"), key=lambda p: int(p.stem.split("_d")[-1])):
+        rows += json.loads(f.read_text())["rows"]
+    lines = ["<!-- L3_cluster_hessian:begin (generated by bench/bench_L3_cluster_hessian.py --table) -->",
+             "### Per instance (float64-polished end point of the positional start)", ""]
+    lines += instance_table(rows)
+    lines += ["", "### Where the perturbations that escape go (first ε that does not return, per direction)", ""]
+    lines += escape_table(rows)
+    lines += ["<!-- L3_cluster_hessian:end -->"]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--d", type=int, default=1000)
+    ap.add_argument("--instances", type=int, default=16, help="instances 0 .. N−1 (the cluster ones are examined)")
+    ap.add_argument("--indices", default=None, help="comma-separated instance indices instead of --instances")
+    ap.add_argument("--no-basin", action="store_true", help="skip the perturbation scan (item 4)")
+    ap.add_argument("--rerun", action="store_true")
+    ap.add_argument("--table", action="store_true", help="print the tables from the cached JSON, write the docs")
+    a = ap.parse_args(argv)
+    if a.table:
+        text = tables()
+        print(text)
+        write_block(DOC, "L3_cluster_hessian", text)
+        return 0
+    idx = [int(x) for x in a.indices.split(",")] if a.indices else list(range(a.instances))
+    OUT.mkdir(parents=True, exist_ok=True)
+    f = OUT / f"L3_positional_a1_d{a.d}.json"
+    res = json.loads(f.read_text()) if f.exists() and not a.rerun else dict(
+        case=dict(params=PARAMS.to_dict(), alpha=ALPHA, seed=SEED, init="positional", m_cluster=M_CLUSTER, eps=EPS,
+                  random_draws=RANDOM_DRAWS, random_scales=RANDOM_SCALES, return_tol=RETURN_TOL, eig_tol=EIG_TOL),
+        rows=[])
+    done = {r["instance"] for r in res["rows"]}
+    for i in idx:
+        if i in done:
+            continue
+        row = run_instance(a.d, i, do_basin=not a.no_basin)
+        row["load"] = os.getloadavg()
+        res["rows"].append(row)
+        res["rows"].sort(key=lambda r: r["instance"])
+        f.write_text(json.dumps(res, indent=1))
+        brief = {k: row.get(k) for k in ("instance", "in_cluster", "state", "wall_s")}
+        if row.get("in_cluster"):
+            h = row["hessian"]
+            brief.update(lam_min=h["lam_lowest"][0], grad=h["grad_norm"], critical=h["critical"],
+                         best=min(o["e_t"] for o in row["other_starts"]),
+                         radii={k: b["escape_radius"] for k, b in row.get("basin", {}).items()})
+        print(json.dumps(brief), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
