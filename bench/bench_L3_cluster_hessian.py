@@ -22,8 +22,10 @@ replica-symmetric fixed point (docs/theory_general.md, "L = 3 positional: ...").
 4. perturbs the state Q₁ by δ = ε‖Q₁‖·v (ε in ``EPS``) along unit directions v — random (``RANDOM_DRAWS`` draws
    per ε), ± the softest Hessian eigenvector, towards the teacher (sign of θ) and away from it, and −Q_u/‖Q_u‖
    (Q_u the component in span(u_l): towards M = 0) — and re-minimises (float64 L-BFGS, no warm-up). It
-   "returns" if min(‖Q − Q₁‖, ‖Q + Q₁‖)/‖Q₁‖ < ``RETURN_TOL`` (R is even in Q). The escape radius of a direction
-   is the smallest ε that does not return (> max ε if none); each direction stops at its first escape.
+   "returns" if min(‖Q − Q₁‖, ‖Q + Q₁‖)/‖Q₁‖ < ``RETURN_TOL`` (R is even in Q). Per direction: the leave radius
+   (smallest ε that does not return: the basin of this minimum) and the semantic radius (smallest ε whose
+   minimum has m < ``M_CLUSTER``: the basin of the positional state as a whole; the scan stops there); every
+   other minimum met is classified by its Hessian.
 
 Output: ``docs/data/L3_cluster_hessian/L3_positional_a1_d<d>.json`` (one row per instance, written after every
 instance; rows already there are kept, ``--rerun`` recomputes). ``--table`` prints the markdown tables from the
@@ -162,11 +164,14 @@ def directions(Q1, c: Instance, v_min, key) -> dict:
 
 
 def basin(Q1, c: Instance, v_min, key) -> dict:
-    """Escape radius per direction (item 4): re-minimise Q₁ + ε‖Q₁‖v for growing ε until it does not return."""
+    """Escape radii per direction (item 4): re-minimise Q₁ + ε‖Q₁‖v for growing ε. ``leave_radius``: the
+    smallest ε that does not return to Q₁; ``semantic_radius``: the smallest ε whose minimum has m <
+    ``M_CLUSTER`` (the scan stops there). Each minimum reached is classified by its Hessian (:func:`spectrum`)
+    the first time it is met (minima told apart by e_t to 1e-11)."""
     n1 = float(jnp.linalg.norm(Q1))
-    out = {}
+    out, seen = {}, {}
     for name, v in directions(Q1, c, v_min, key).items():
-        trials, radius = [], None
+        trials, leave, sem = [], None, None
         for eps in EPS:
             if isinstance(v, tuple):
                 z = jax.random.normal(jax.random.fold_in(v[1], int(eps * 1000)), Q1.shape, jnp.float64)
@@ -175,13 +180,19 @@ def basin(Q1, c: Instance, v_min, key) -> dict:
                 u = v
             Q, info = minimise(c, Q1 + eps * n1 * u, warmup=False)
             dist = distance(Q, Q1)
-            trials.append(dict(eps=eps, distance=dist, returned=dist < RETURN_TOL, **info, **describe(Q, c)))
+            t = dict(eps=eps, distance=dist, returned=dist < RETURN_TOL, **info, **describe(Q, c))
             if dist >= RETURN_TOL:                 # where it went: is that a minimum too?
-                sp, _ = spectrum(Q, c)
-                trials[-1].update(lam_min=sp["lam_lowest"][0], critical=sp["critical"])
-                radius = eps
+                tag = round(t["e_t"], 11)
+                if tag not in seen:
+                    sp, _ = spectrum(Q, c)
+                    seen[tag] = (sp["lam_lowest"][0], sp["critical"])
+                t.update(lam_min=seen[tag][0], critical=seen[tag][1])
+                leave = eps if leave is None else leave
+            trials.append(t)
+            if t["m"] < M_CLUSTER:
+                sem = eps
                 break
-        out[name] = dict(escape_radius=radius, trials=trials)
+        out[name] = dict(leave_radius=leave, semantic_radius=sem, trials=trials)
     return out
 
 
@@ -225,47 +236,73 @@ def run_instance(d: int, i: int, do_basin: bool = True) -> dict:
 # tables
 
 
-def _fmt(x, nd=4):
-    return "—" if x is None else f"{x:.{nd}g}"
+def _radius(x) -> str:
+    return f">{EPS[-1]:g}" if x is None else f"{x:g}"
+
+
+def _minimum(o: dict) -> str:
+    return f"{o['e_t']:.5f} ({o['m']:.2f})"
 
 
 def instance_table(rows: list[dict]) -> list[str]:
-    out = ["| d | seed, instance | e_t | m | θ | q | ‖∇R‖ | λ_min | λ_min/λ_max | λ_min/median | # λ < 0 | v_min on (u, Q*, Q) "
-           "| best other start: e_t (start; m, θ) | e_t − best | escape ε: random | soft ± | teacher towards/away "
-           "| towards M = 0 |",
-           "|" + "---|" * 16]
+    """Item 1–3 per instance: the state, its Hessian, the semantic start's minimum and the random starts."""
+    out = ["| d | instance | e_t | m | θ | q | ‖∇R‖ | λ_min | λ_min/λ_max | λ_min/median | # λ < 0 "
+           "| v_min on u, Q*, Q | semantic start: e_t (m, θ) | its λ_min | e_t − lowest of all starts "
+           "| random starts ending semantic | the others: e_t (m) |",
+           "|" + "---|" * 17]
     for r in rows:
         if not r.get("in_cluster"):
             continue
         h, s = r["hessian"], r["state"]
-        best = min(r["other_starts"], key=lambda o: o["e_t"])
+        sem = r["other_starts"][0]
+        best = min(o["e_t"] for o in r["other_starts"])
+        rnd = r["other_starts"][1:]
+        rest = [o for o in rnd if o["m"] >= M_CLUSTER or o["theta"] < 0.5 * sem["theta"]]
         ov = h["v_min_overlap"]
-        b = r.get("basin", {})
-        rad = lambda *ks: "/".join(_fmt((b.get(k) or {}).get("escape_radius"), 2) if k in b else "—" for k in ks)  # noqa: E731
-        rnd = [b[k]["escape_radius"] for k in b if k.startswith("random")]
-        rnd_s = ("—" if not rnd else "none ≤ 1" if all(x is None for x in rnd)
-                 else _fmt(min(x for x in rnd if x is not None), 2))
         out.append(
-            f"| {r['d']} | {SEED}, {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
+            f"| {r['d']} | {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
             f"| {h['grad_norm']:.1e} | {h['lam_lowest'][0]:.2e} | {h['lam_lowest'][0] / h['lam_max']:.1e} "
             f"| {h['lam_lowest'][0] / h['lam_median']:.3f} | {h['n_negative']} "
             f"| {math.hypot(*ov['u']):.2f}, {abs(ov['teacher']):.2f}, {abs(ov['state']):.2f} "
-            f"| {best['e_t']:.6f} ({best['start'].split('(')[0]}; {best['m']:.3f}, {best['theta']:.3f}) "
-            f"| {s['e_t'] - best['e_t']:.2e} | {rnd_s} | {rad('soft +', 'soft -')} "
-            f"| {rad('teacher (towards)', 'teacher (away)')} | {rad('towards M = 0')} |")
+            f"| {sem['e_t']:.6f} ({sem['m']:.3f}, {sem['theta']:.3f}) | {sem['lam_min']:.1e} "
+            f"| {s['e_t'] - best:.2e} | {len(rnd) - len(rest)}/{len(rnd)} "
+            f"| {', '.join(_minimum(o) for o in rest) or '—'} |")
     return out
 
 
-def escape_table(rows: list[dict]) -> list[str]:
-    """Where the first non-returning perturbation of each direction went."""
-    out = ["| d | instance | direction | ε | ends at: e_t | m | θ | q |", "|" + "---|" * 8]
+def basin_table(rows: list[dict]) -> list[str]:
+    """Item 4 per instance: ε that leaves the minimum / ε that reaches the semantic state, per direction, and
+    the other minima met on the way."""
+    groups = (("random", lambda k: k.startswith("random")), ("soft ±", lambda k: k.startswith("soft")),
+              ("teacher towards", lambda k: k == "teacher (towards)"),
+              ("teacher away", lambda k: k == "teacher (away)"), ("towards M = 0", lambda k: k == "towards M = 0"))
+    out = ["| d | instance | " + " | ".join(f"{g}: leave / semantic" for g, _ in groups)
+           + " | other positional minima met: # (Hessian > 0) | their e_t − e_t(state) | their distance "
+           "| their m | their θ |", "|" + "---|" * (len(groups) + 7)]
     for r in rows:
-        for name, b in (r.get("basin") or {}).items():
-            t = b["trials"][-1]
-            if b["escape_radius"] is None:
-                continue
-            out.append(f"| {r['d']} | {r['instance']} | {name} | {t['eps']:g} | {t['e_t']:.6f} | {t['m']:.3f} "
-                       f"| {t['theta']:.4f} | {t['q']:.4f} |")
+        b = r.get("basin")
+        if not r.get("in_cluster") or not b:
+            continue
+        cells = []
+        for _, sel in groups:
+            ks = [k for k in b if sel(k)]
+            lv = [b[k]["leave_radius"] for k in ks]
+            sm = [b[k]["semantic_radius"] for k in ks]
+            lo = lambda xs: None if all(x is None for x in xs) else min(x for x in xs if x is not None)  # noqa: E731
+            cells.append(f"{_radius(lo(lv))} / {_radius(lo(sm))}")
+        others = {}
+        for k in b:
+            for t in b[k]["trials"]:
+                if not t["returned"] and t["m"] >= M_CLUSTER:
+                    others.setdefault(round(t["e_t"], 11), t)
+        e0 = r["state"]["e_t"]
+        o = list(others.values())
+        rng = lambda f, fmt: "—" if not o else f"{fmt(min(map(f, o)))} … {fmt(max(map(f, o)))}"  # noqa: E731
+        out.append(f"| {r['d']} | {r['instance']} | " + " | ".join(cells)
+                   + f" | {len(o)} ({sum(t['critical'] == Critical.MINIMUM.value for t in o)})"
+                   + f" | {rng(lambda t: t['e_t'] - e0, lambda x: f'{x:+.1e}')}"
+                   + f" | {rng(lambda t: t['distance'], lambda x: f'{x:.2f}')}"
+                   + f" | {rng(lambda t: t['m'], lambda x: f'{x:.3f}')} | {rng(lambda t: t['theta'], lambda x: f'{x:.3f}')} |")
     return out
 
 
@@ -274,10 +311,10 @@ def tables() -> str:
     for f in sorted(OUT.glob("L3_positional_a1_d*.json"), key=lambda p: int(p.stem.split("_d")[-1])):
         rows += json.loads(f.read_text())["rows"]
     lines = ["<!-- L3_cluster_hessian:begin (generated by bench/bench_L3_cluster_hessian.py --table) -->",
-             "### Per instance (float64-polished end point of the positional start)", ""]
+             "### Hessian at the state and the instance's best minimum (seed 0)", ""]
     lines += instance_table(rows)
-    lines += ["", "### Where the perturbations that escape go (first ε that does not return, per direction)", ""]
-    lines += escape_table(rows)
+    lines += ["", "### Basin: relative kick ε that leaves the minimum / that ends in the semantic state", ""]
+    lines += basin_table(rows)
     lines += ["<!-- L3_cluster_hessian:end -->"]
     return "\n".join(lines)
 
@@ -317,7 +354,7 @@ def main(argv=None) -> int:
             h = row["hessian"]
             brief.update(lam_min=h["lam_lowest"][0], grad=h["grad_norm"], critical=h["critical"],
                          best=min(o["e_t"] for o in row["other_starts"]),
-                         radii={k: b["escape_radius"] for k, b in row.get("basin", {}).items()})
+                         radii={k: (b["leave_radius"], b["semantic_radius"]) for k, b in row.get("basin", {}).items()})
         print(json.dumps(brief), flush=True)
     return 0
 
