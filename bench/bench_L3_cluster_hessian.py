@@ -24,8 +24,8 @@ replica-symmetric fixed point (docs/theory_general.md, "L = 3 positional: ...").
    (Q_u the component in span(u_l): towards M = 0) — and re-minimises (float64 L-BFGS, no warm-up). It
    "returns" if min(‖Q − Q₁‖, ‖Q + Q₁‖)/‖Q₁‖ < ``RETURN_TOL`` (R is even in Q). Per direction: the leave radius
    (smallest ε that does not return: the basin of this minimum) and the semantic radius (smallest ε whose
-   minimum has m < ``M_CLUSTER``: the basin of the positional state as a whole; the scan stops there); every
-   other minimum met is classified by its Hessian.
+   minimum has m < ``M_CLUSTER`` and θ > ``THETA_SEMANTIC``: the semantic minimum); the scan stops at the first
+   minimum with m < ``M_CLUSTER``; every other minimum met is classified by its Hessian.
 
 Output: ``docs/data/L3_cluster_hessian/L3_positional_a1_d<d>.json`` (one row per instance, written after every
 instance; rows already there are kept, ``--rerun`` recomputes). ``--table`` prints the markdown tables from the
@@ -68,6 +68,7 @@ DOC = ROOT / "docs" / "theory_general.md"
 PARAMS = ModelParams(omega=0.3, L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
 ALPHA, SEED = 1.0, 0
 M_CLUSTER = 0.1                       # end points with m above this are the positional-start state
+THETA_SEMANTIC = 0.1                  # a minimum with m < M_CLUSTER and θ above this is the semantic one
 EIG_TOL = 1e-9                        # |λ_min| ≤ EIG_TOL·λ_max: degenerate
 GRAD_CRITICAL = 1e-6                  # ‖∇R‖ above this after the polish: not a critical point
 EPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
@@ -163,15 +164,21 @@ def directions(Q1, c: Instance, v_min, key) -> dict:
             **{f"random {k}": ("random", jax.random.fold_in(key, k)) for k in range(RANDOM_DRAWS)}}
 
 
+def semantic_radius(trials: list[dict]) -> float | None:
+    """The first ε whose minimum is the semantic one (m < ``M_CLUSTER``, θ > ``THETA_SEMANTIC``), else None."""
+    return next((t["eps"] for t in trials if t["m"] < M_CLUSTER and t["theta"] > THETA_SEMANTIC), None)
+
+
 def basin(Q1, c: Instance, v_min, key) -> dict:
     """Escape radii per direction (item 4): re-minimise Q₁ + ε‖Q₁‖v for growing ε. ``leave_radius``: the
-    smallest ε that does not return to Q₁; ``semantic_radius``: the smallest ε whose minimum has m <
-    ``M_CLUSTER`` (the scan stops there). Each minimum reached is classified by its Hessian (:func:`spectrum`)
-    the first time it is met (minima told apart by e_t to 1e-11)."""
+    smallest ε that does not return to Q₁; ``semantic_radius`` (:func:`semantic_radius`): the smallest ε
+    that ends in the semantic minimum. The scan stops at the first minimum with m < ``M_CLUSTER``. Each
+    minimum reached is classified by its Hessian (:func:`spectrum`) the first time it is met (minima told
+    apart by e_t to 1e-11)."""
     n1 = float(jnp.linalg.norm(Q1))
     out, seen = {}, {}
     for name, v in directions(Q1, c, v_min, key).items():
-        trials, leave, sem = [], None, None
+        trials, leave = [], None
         for eps in EPS:
             if isinstance(v, tuple):
                 z = jax.random.normal(jax.random.fold_in(v[1], int(eps * 1000)), Q1.shape, jnp.float64)
@@ -189,10 +196,9 @@ def basin(Q1, c: Instance, v_min, key) -> dict:
                 t.update(lam_min=seen[tag][0], critical=seen[tag][1])
                 leave = eps if leave is None else leave
             trials.append(t)
-            if t["m"] < M_CLUSTER:
-                sem = eps
+            if t["m"] < M_CLUSTER:                 # left the positional state: stop
                 break
-        out[name] = dict(leave_radius=leave, semantic_radius=sem, trials=trials)
+        out[name] = dict(leave_radius=leave, semantic_radius=semantic_radius(trials), trials=trials)
     return out
 
 
@@ -257,7 +263,7 @@ def instance_table(rows: list[dict]) -> list[str]:
         sem = r["other_starts"][0]
         best = min(o["e_t"] for o in r["other_starts"])
         rnd = r["other_starts"][1:]
-        rest = [o for o in rnd if o["m"] >= M_CLUSTER or o["theta"] < 0.5 * sem["theta"]]
+        rest = [o for o in rnd if not (o["m"] < M_CLUSTER and o["theta"] > THETA_SEMANTIC)]
         ov = h["v_min_overlap"]
         out.append(
             f"| {r['d']} | {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
@@ -287,7 +293,7 @@ def basin_table(rows: list[dict]) -> list[str]:
         for _, sel in groups:
             ks = [k for k in b if sel(k)]
             lv = [b[k]["leave_radius"] for k in ks]
-            sm = [b[k]["semantic_radius"] for k in ks]
+            sm = [semantic_radius(b[k]["trials"]) for k in ks]
             lo = lambda xs: None if all(x is None for x in xs) else min(x for x in xs if x is not None)  # noqa: E731
             cells.append(f"{_radius(lo(lv))} / {_radius(lo(sm))}")
         others = {}
@@ -338,7 +344,8 @@ def main(argv=None) -> int:
     f = OUT / f"L3_positional_a1_d{a.d}.json"
     res = json.loads(f.read_text()) if f.exists() and not a.rerun else dict(
         case=dict(params=PARAMS.to_dict(), alpha=ALPHA, seed=SEED, init="positional", m_cluster=M_CLUSTER, eps=EPS,
-                  random_draws=RANDOM_DRAWS, random_scales=RANDOM_SCALES, return_tol=RETURN_TOL, eig_tol=EIG_TOL),
+                  random_draws=RANDOM_DRAWS, random_scales=RANDOM_SCALES, return_tol=RETURN_TOL, eig_tol=EIG_TOL,
+                  theta_semantic=THETA_SEMANTIC),
         rows=[])
     done = {r["instance"] for r in res["rows"]}
     for i in idx:

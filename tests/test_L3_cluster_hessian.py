@@ -29,8 +29,8 @@ def test_gradient_and_hessian_match_finite_differences(p, r):
         inst = instance(p, alpha=1.5, d=d, seed=2, index=1, x64=True)
         Q = 0.7 * jax.random.normal(jax.random.key(5), (d, r), jnp.float64)
         g, H = risk_hessian(Q, inst, p, chunk=5)           # a chunk that does not divide d·r
-        R = _training_risk(inst, p)
-        grad = jax.grad(R)
+        R = jax.jit(_training_risk(inst, p))
+        grad = jax.jit(jax.grad(R))
         np.testing.assert_allclose(g, grad(Q).ravel(), rtol=1e-12, atol=1e-14)
         h = 1e-5
         eye = np.eye(d * r)
