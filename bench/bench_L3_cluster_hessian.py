@@ -213,7 +213,7 @@ def saddle_escape(Q1, c: Instance, v_min) -> list[dict]:
     return rows
 
 
-def run_instance(d: int, i: int, do_basin: bool = True) -> dict:
+def run_instance(d: int, i: int, do_basin: bool = True, do_starts: bool = True) -> dict:
     t0 = time.perf_counter()
     inst = instance(PARAMS, alpha=ALPHA, d=d, seed=SEED, index=i)
     cfg = TrainConfig(init="positional", optimizer="lbfgs")
@@ -231,7 +231,8 @@ def run_instance(d: int, i: int, do_basin: bool = True) -> dict:
         row["hessian"] = spec
         if spec["critical"] == Critical.SADDLE.value:
             row["saddle_escape"] = saddle_escape(Q1, c, v_min)
-        row["other_starts"] = other_starts(c)
+        if do_starts:
+            row["other_starts"] = other_starts(c)
         if do_basin:
             row["basin"] = basin(Q1, c, v_min, jax.random.fold_in(c.key_init, 999))
     row["wall_s"] = time.perf_counter() - t0
@@ -260,19 +261,21 @@ def instance_table(rows: list[dict]) -> list[str]:
         if not r.get("in_cluster"):
             continue
         h, s = r["hessian"], r["state"]
+        ov = h["v_min_overlap"]
+        line = (f"| {r['d']} | {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
+                f"| {h['grad_norm']:.1e} | {h['lam_lowest'][0]:.2e} | {h['lam_lowest'][0] / h['lam_max']:.1e} "
+                f"| {h['lam_lowest'][0] / h['lam_median']:.3f} | {h['n_negative']} "
+                f"| {math.hypot(*ov['u']):.2f}, {abs(ov['teacher']):.2f}, {abs(ov['state']):.2f} ")
+        if "other_starts" not in r:                     # --hessian-only
+            out.append(line + "| not run | — | — | — | — |")
+            continue
         sem = r["other_starts"][0]
         best = min(o["e_t"] for o in r["other_starts"])
         rnd = r["other_starts"][1:]
         rest = [o for o in rnd if not (o["m"] < M_CLUSTER and o["theta"] > THETA_SEMANTIC)]
-        ov = h["v_min_overlap"]
-        out.append(
-            f"| {r['d']} | {r['instance']} | {s['e_t']:.6f} | {s['m']:.3f} | {s['theta']:.4f} | {s['q']:.4f} "
-            f"| {h['grad_norm']:.1e} | {h['lam_lowest'][0]:.2e} | {h['lam_lowest'][0] / h['lam_max']:.1e} "
-            f"| {h['lam_lowest'][0] / h['lam_median']:.3f} | {h['n_negative']} "
-            f"| {math.hypot(*ov['u']):.2f}, {abs(ov['teacher']):.2f}, {abs(ov['state']):.2f} "
-            f"| {sem['e_t']:.6f} ({sem['m']:.3f}, {sem['theta']:.3f}) | {sem['lam_min']:.1e} "
-            f"| {s['e_t'] - best:.2e} | {len(rnd) - len(rest)}/{len(rnd)} "
-            f"| {', '.join(_minimum(o) for o in rest) or '—'} |")
+        out.append(line + f"| {sem['e_t']:.6f} ({sem['m']:.3f}, {sem['theta']:.3f}) | {sem['lam_min']:.1e} "
+                   f"| {s['e_t'] - best:.2e} | {len(rnd) - len(rest)}/{len(rnd)} "
+                   f"| {', '.join(_minimum(o) for o in rest) or '—'} |")
     return out
 
 
@@ -331,6 +334,7 @@ def main(argv=None) -> int:
     ap.add_argument("--instances", type=int, default=16, help="instances 0 .. N−1 (the cluster ones are examined)")
     ap.add_argument("--indices", default=None, help="comma-separated instance indices instead of --instances")
     ap.add_argument("--no-basin", action="store_true", help="skip the perturbation scan (item 4)")
+    ap.add_argument("--hessian-only", action="store_true", help="skip the other starts and the scan (items 3, 4)")
     ap.add_argument("--rerun", action="store_true")
     ap.add_argument("--table", action="store_true", help="print the tables from the cached JSON, write the docs")
     a = ap.parse_args(argv)
@@ -351,7 +355,7 @@ def main(argv=None) -> int:
     for i in idx:
         if i in done:
             continue
-        row = run_instance(a.d, i, do_basin=not a.no_basin)
+        row = run_instance(a.d, i, do_basin=not (a.no_basin or a.hessian_only), do_starts=not a.hessian_only)
         row["load"] = os.getloadavg()
         res["rows"].append(row)
         res["rows"].sort(key=lambda r: r["instance"])
@@ -360,7 +364,7 @@ def main(argv=None) -> int:
         if row.get("in_cluster"):
             h = row["hessian"]
             brief.update(lam_min=h["lam_lowest"][0], grad=h["grad_norm"], critical=h["critical"],
-                         best=min(o["e_t"] for o in row["other_starts"]),
+                         best=min((o["e_t"] for o in row.get("other_starts", [])), default=None),
                          radii={k: (b["leave_radius"], b["semantic_radius"]) for k, b in row.get("basin", {}).items()})
         print(json.dumps(brief), flush=True)
     return 0
