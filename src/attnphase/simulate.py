@@ -46,8 +46,9 @@ from . import baseline as _bl
 from .finite_d_error import DEFAULT_POINTS, DEFAULT_SCRAMBLES, integrate, project, qmc_normals, subspace_dim
 from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
-from .model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_directions,
-                    positional_encodings, risk_statistics, sample_loss)
+from .model import (ModelParams, RiskStatistics, empirical_risk, empirical_risk_from_statistics,
+                    positional_directions, positional_encodings, risk_statistics, sample_loss,
+                    sample_loss_from_statistics)
 from .provenance import provenance
 
 INITS = ("semantic", "positional", "random")
@@ -379,6 +380,39 @@ def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
     m, th, tos, q = _observables(Q, Q_star, u, params.sigma)
     R = empirical_risk(Q, X, Y, p, jnp.asarray(params.lam, dtype))
     return dict(m=float(m), theta=float(th), theta_over_sigma2=float(tos), q=float(q), e_t=float(R) / Q.shape[0])
+
+
+def _risk_twice_differentiable(Q, stats: RiskStatistics, lam):
+    """The training objective of :func:`train` (:func:`attnphase.model.empirical_risk_from_statistics`, the
+    summed risk with the λ ridge, MODEL.md §2) without its reverse-only matrix product, so that forward mode
+    (hence second derivatives) applies."""
+    n, L, d = stats.Z.shape
+    h = (stats.Z.reshape(n * L, d) @ Q).reshape(n, L, Q.shape[-1]) / math.sqrt(d)
+    return jnp.sum(sample_loss_from_statistics(h, stats)) + 0.5 * lam * jnp.sum(Q * Q)
+
+
+@partial(jax.jit, static_argnames="chunk")
+def _hessian_columns(Q, stats, lam, chunk: int):
+    grad = jax.grad(_risk_twice_differentiable)
+    basis = jnp.eye(Q.size, dtype=Q.dtype).reshape((Q.size,) + Q.shape)
+    hvp = lambda v: jax.jvp(lambda x: grad(x, stats, lam), (Q,), (v,))[1].ravel()  # noqa: E731
+    return jax.lax.map(hvp, basis, batch_size=chunk)
+
+
+def risk_hessian(Q, inst: Instance, params: ModelParams, chunk: int = 256) -> tuple[jax.Array, jax.Array]:
+    """Gradient and Hessian of the training objective ``R(Q)`` (the summed risk with the (λ/2)‖Q‖² ridge,
+    MODEL.md §2, exactly what :func:`train` minimises) at ``Q`` on this instance, with respect to all d·r
+    entries of ``Q`` (flattened row-major, ``Q.ravel()``): ``(∇R (d·r,), H (d·r, d·r))`` in the dtype of ``Q``
+    (call inside ``jax.enable_x64(True)`` with a float64 ``Q`` for float64).
+
+    ``H`` is ``jax.hessian`` (forward over reverse) computed ``chunk`` columns at a time, so memory stays
+    O(chunk·n·L) rather than O(d·r·n·L). R is invariant under ``Q → QO`` (O orthogonal r×r): for r > 1 ``H``
+    has r(r−1)/2 exact zero modes at a critical point (none for r = 1)."""
+    dtype = Q.dtype
+    stats = risk_statistics(*(jnp.asarray(a, dtype) for a in (inst.X, inst.Y, inst.p)))
+    lam = jnp.asarray(params.lam, dtype)
+    g = jax.grad(_risk_twice_differentiable)(Q, stats, lam).ravel()
+    return g, _hessian_columns(Q, stats, lam, min(chunk, Q.size))
 
 
 @lru_cache(maxsize=32)
