@@ -212,6 +212,7 @@ def execute(cfg: dict[str, Any]) -> dict[str, Any]:
     Module-level so that process pools and Dask workers can pickle it by reference.
     """
     from .. import provenance as prov
+    from ..compiled_programs import release_if_crowded
     t0 = time.perf_counter()
     try:
         res = get_kind(cfg["kind"]).runner(cfg)
@@ -220,6 +221,7 @@ def execute(cfg: dict[str, Any]) -> dict[str, Any]:
         res, status = None, "failed"
         error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=8)
     wall = time.perf_counter() - t0
+    release_if_crowded()        # a worker meets many shapes: keep its compiled programs under the mapping limit
     conv = None if res is None else res.get("converged")
     inner = None if res is None else res.pop("provenance", None)
     provenance = {"git": prov.git_hash(), "wall_s": wall, "converged": conv,
