@@ -14,7 +14,7 @@ import gc
 
 import jax
 
-from .errors import ParameterError
+from .errors import check_range
 
 MAX_MAP_COUNT = "/proc/sys/vm/max_map_count"
 
@@ -35,8 +35,7 @@ def mappings() -> tuple[int, int] | None:
 def release_if_crowded(fraction: float = 0.5) -> bool:
     """Drop JAX's in-memory compiled programs when this process holds more than ``fraction`` of the mapping
     limit; True when it released them. A no-op (False) where the count is unknown."""
-    if not 0.0 <= fraction <= 1.0:
-        raise ParameterError("fraction", "in [0, 1]", fraction)
+    check_range("fraction", fraction, 0.0, 1.0)
     counts = mappings()
     if counts is None or counts[0] <= fraction * counts[1]:
         return False
