@@ -1,0 +1,88 @@
+"""Fixed points of piecewise-smooth maps (a QMC map jumps where a sample's minimiser switches basin) and the
+error control's iteration budget near the end of the positional branch at ω = 0.1 (docs/theory_general.md,
+"Near the positional fold (ω = 0.1)")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnphase.theory import fixed_point
+from attnphase.theory.status import Status
+
+
+def _res(X, Y):
+    return np.max(np.abs(Y - X) / np.abs(X), axis=1)
+
+
+def _jump_map(x_jump: float, jump: float, slope: float = -3.0):
+    """A 1-d map with a downward jump of size 2·jump at x_jump that straddles the diagonal (no x with
+    F(x) = x) and slope ``slope`` on both pieces (the continuous pieces' slope measured at ω = 0.1, α = 1.2)."""
+    def F(X):
+        side = np.where(X < x_jump, 1.0, -1.0)
+        return x_jump + side * jump + slope * (X - x_jump), np.ones(len(X), bool), {}
+    return F
+
+
+def test_a_fixed_point_on_a_jump_is_found_and_marked():
+    """Old code: the row hovers on the jump until max_steps. Now it converges there, marked ``at_jump``, the
+    iterate within rtol of the jump and the residual the jump's; a larger jump than ``jump_rtol`` still fails."""
+    x_jump, rtol = 0.13, 1e-5
+    kw = dict(rtol=rtol, max_steps=200, damping=0.6, anderson=5)
+    F = _jump_map(x_jump, 2e-3 * x_jump)
+    old = fixed_point.iterate(F, np.full((1, 1), 0.15), _res, **kw)
+    assert old.status[0] is Status.MAX_STEPS
+    new = fixed_point.iterate(F, np.full((1, 1), 0.15), _res, jump_rtol=fixed_point.JUMP_RTOL, **kw)
+    assert new.status[0] is Status.CONVERGED and new.at_jump[0]
+    assert abs(new.x[0, 0] - x_jump) < 2 * rtol * x_jump
+    assert rtol < new.residual[0] <= fixed_point.JUMP_RTOL
+    big = fixed_point.iterate(_jump_map(x_jump, 0.05 * x_jump), np.full((1, 1), 0.15), _res,
+                              jump_rtol=fixed_point.JUMP_RTOL, **kw)
+    assert big.status[0] is Status.MAX_STEPS and not big.at_jump[0]
+
+
+def test_a_continuous_map_is_never_accepted_at_a_jump():
+    """A smooth map with the same slope converges to its zero, not flagged, with or without the jump rule."""
+    F = lambda X: (0.13 - 3.0 * (X - 0.13), np.ones(len(X), bool), {})  # noqa: E731
+    for jr in (0.0, fixed_point.JUMP_RTOL):
+        run = fixed_point.iterate(F, np.full((2, 1), 0.15), _res, rtol=1e-8, max_steps=200, jump_rtol=jr)
+        assert all(s is Status.CONVERGED for s in run.status) and not run.at_jump.any()
+        np.testing.assert_allclose(run.x, 0.13, rtol=1e-7)
+
+
+def test_growth_budget_rule():
+    from attnphase.theory.engine import GROWTH_BUDGET, growth_budget
+    assert growth_budget(200, [30, 151, 12]) == GROWTH_BUDGET * 151 > 200
+    assert growth_budget(200, [20, 40]) == 200          # ordinary points keep max_steps
+    assert growth_budget(50, []) == 50
+
+
+def test_error_control_grows_with_the_budget_the_first_solve_earned(monkeypatch):
+    """The larger size runs with ``growth_budget(max_steps, iterations at the previous size)`` (old code: the
+    plain ``max_steps``, which cut the ω = 0.1 growth off), and each size's record says which budget it had."""
+    from attnphase.model import ModelParams
+    from attnphase.theory import engine
+    from attnphase.theory.engine import QMCConfig
+
+    real, budgets = engine._Job.run, []
+
+    def spy(self, *a, **kw):
+        budgets.append(self.max_steps)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(engine._Job, "run", spy)
+    cfg = QMCConfig(points=64, scrambles=2, coarse=0, target=2e-2)
+    first = engine.solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=QMCConfig(points=64, scrambles=2,
+                                                                                       coarse=0), stability=False)
+    n1 = first.iterations
+    assert first.converged and n1 >= 2
+    budgets.clear()
+    max_steps = n1                               # just enough for the first solve: the growth gets 2 × that
+    sol = engine.solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=cfg, max_steps=max_steps,
+                       stability=False)
+    sizes = sol.resolution["sizes"]
+    assert budgets[0] == max_steps and len(budgets) >= 2
+    assert budgets[1] == engine.growth_budget(max_steps, [n1]) == engine.GROWTH_BUDGET * n1
+    assert sizes[0]["max_steps"] == max_steps and sizes[0]["iterations"] == n1
+    grown = sizes[1] if len(sizes) > 1 else sol.resolution["growth_failed"]
+    assert grown["max_steps"] == budgets[1] and grown["points"] * grown["scrambles"] > 128
