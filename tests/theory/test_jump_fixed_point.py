@@ -86,3 +86,22 @@ def test_error_control_grows_with_the_budget_the_first_solve_earned(monkeypatch)
     assert sizes[0]["max_steps"] == max_steps and sizes[0]["iterations"] == n1
     grown = sizes[1] if len(sizes) > 1 else sol.resolution["growth_failed"]
     assert grown["max_steps"] == budgets[1] and grown["points"] * grown["scrambles"] > 128
+
+
+def test_student_t_p_value_and_quantile_for_few_scrambles():
+    """With S scrambles the studentised deviation is Student t with S − 1 dof: 3.1 s.e. from 4 scrambles is
+    p ≈ 0.05 (not 0.002), the quantile inverts the p-value, and many scrambles approach the normal law."""
+    from scipy.stats import norm
+    from attnphase.errors import ParameterError
+    from attnphase.theory.resolution import deviation_p_value, se_quantile
+    p4 = deviation_p_value(3.1, 1.0, 4)
+    assert 0.04 < p4 < 0.06 and p4 > 10 * 2 * norm.sf(3.1)
+    assert deviation_p_value(-0.0129, 0.0042, 4) == pytest.approx(deviation_p_value(0.0129 / 0.0042, 1.0, 4))
+    for S in (2, 4, 8):
+        k = se_quantile(0.0027, S)
+        assert deviation_p_value(k, 1.0, S) == pytest.approx(0.0027, rel=1e-9)
+        assert k > 3.0
+    assert se_quantile(0.0027, 10_000) == pytest.approx(3.0, abs=2e-3)
+    assert se_quantile(0.0027, 4) > se_quantile(0.0027, 8) > 3.0
+    with pytest.raises(ParameterError):
+        se_quantile(0.05, 1)
