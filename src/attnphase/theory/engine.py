@@ -632,22 +632,9 @@ def _resolution_entry(sol: GeneralSolution) -> dict:
     name, worst = resolution.worst(rse)
     return {"points": sol.qmc.points, "scrambles": sol.qmc.scrambles, "status": sol.status.value,
             "iterations": sol.iterations, "max_steps": (sol.iteration or {}).get("max_steps"),
-            "worst": name, "rse": worst}
+            "failed_scrambles": (sol.iteration or {}).get("failed_scrambles", []),
+            "jump_scrambles": (sol.iteration or {}).get("jump_scrambles", []), "worst": name, "rse": worst}
 
-
-GROWTH_BUDGET = 2
-"""The error control's iteration budget for a larger size (:func:`growth_budget`): this many times the
-iterations the point needed at its previous size, at least ``max_steps``."""
-
-
-def growth_budget(max_steps: int, iterations: Sequence[int]) -> int:
-    """Iterations allowed per stage when the error control continues points to a larger QMC size:
-    ``max(max_steps, GROWTH_BUDGET × the most iterations one of them needed at its previous size)``. Near the
-    end of the positional branch at ω = 0.1 a scramble can wander on its rough map for ~120 evaluations
-    before it lands on a fixed point (the first solve at 4096 × 4 needed 151 over both stages), and a fixed
-    ``max_steps`` = 200 cut the growth to 65536 × 8 off (docs/theory_general.md, "Near the positional fold
-    (ω = 0.1)"); an ordinary point that converged in 20–40 keeps ``max_steps``."""
-    return max(int(max_steps), GROWTH_BUDGET * max((int(i) for i in iterations), default=0))
 
 
 def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, progress=None) -> list:
@@ -659,8 +646,11 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
     point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
     failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
     converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
-    on the defaults"). A larger size gets :func:`growth_budget` iterations (``max_steps`` in each ``sizes``
-    entry and in ``growth_failed``)."""
+    on the defaults"). Each ``sizes`` entry and ``growth_failed`` record the iteration budget (``max_steps``) and
+    which scrambles failed or converged at a jump of their map. A larger iteration budget for the growth
+    (2 × the previous size's iterations) was tried and removed: near the end of the positional branch at
+    ω = 0.1 the failing scrambles wander on their rough maps for all 302 iterations too (16384 × 8 and
+    65536 × 8, docs/theory_general.md "Near the positional fold (ω = 0.1)")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
@@ -690,8 +680,7 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
                                            np.repeat(_aligned_mean(states[i], job.params), S - len(states[i]), 0)])
                            for i in pts])                                                  # (b, S, n)
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
-            budget = growth_budget(job.max_steps, [sols[i].iterations for i in pts])
-            new_sols, new_xs, new_hist = replace(job, max_steps=budget).run(
+            new_sols, new_xs, new_hist = job.run(
                 np.asarray(pts), x0, new, (new.points,), h, coarse_x=x0.reshape(-1, x0.shape[-1]),
                 damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
             for j, i in enumerate(pts):
