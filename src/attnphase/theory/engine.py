@@ -636,7 +636,6 @@ def _resolution_entry(sol: GeneralSolution) -> dict:
             "jump_scrambles": (sol.iteration or {}).get("jump_scrambles", []), "worst": name, "rse": worst}
 
 
-
 def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, progress=None) -> list:
     """Error control (:mod:`.resolution`): continue every converged point whose worst relative standard error
     exceeds ``cfg.target`` on a larger, nested QMC size, from its converged per-scramble states (a new
