@@ -209,7 +209,8 @@ def test_failed_scramble_restarts_from_its_points_converged_ones():
                           iterations=np.full(n, 7), residual=np.array([1e-7, 1.0, 1e-3, 1.0]),
                           history=([[] for _ in range(n)], [[] for _ in range(n)]), full_calls=np.full(n, 2),
                           damping=np.array([0.3, 0.0375, 0.6, 0.0375]), halvings=np.array([1, 4, 0, 4]))
-    job = SimpleNamespace(rtol=1e-8, max_steps=200, anderson=0, full_prox_every=16, backtrack=4)
+    job = SimpleNamespace(rtol=1e-8, max_steps=200, anderson=0, full_prox_every=16, backtrack=4,
+                          jump_rtol=fixed_point.JUMP_RTOL)
     out = engine._restart_failed(run, F, res, None, S, ModelParams(omega=0.3), job)
     assert out.status[1] is Status.CONVERGED and list(out.restarted) == [False, True, False, False]
     assert out.status[2] is Status.MAX_STEPS and out.status[3] is Status.INVALID_STATE      # point 2: none converged

@@ -460,6 +460,7 @@ class _Job:
     significance: float
     even: bool
     backtrack: int = 0
+    jump_rtol: float = fixed_point.JUMP_RTOL
 
     def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
             hist: tuple | None = None, coarse_x: np.ndarray | None = None, damp: np.ndarray | None = None):
@@ -532,7 +533,8 @@ class _Job:
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v: _admissible(v, r, k, rs), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
-                                      backtrack=self.backtrack, groups=np.arange(b * S) // S)
+                                      backtrack=self.backtrack, groups=np.arange(b * S) // S,
+                                      jump_rtol=self.jump_rtol)
             if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
                 run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
                                       lambda v: _admissible(v, r, k, rs), S, params, self)
@@ -560,15 +562,20 @@ class _Job:
         """The provenance of the iteration of one point (rows ``sl``): damping asked and in use at the end
         (lowest over the scrambles; the safeguard may have halved it), halvings, Anderson depth, and the
         scrambles (by seed) whose own fixed point failed, with status and last residual (a point is converged
-        only if every scramble is)."""
+        only if every scramble is), the scrambles converged at a jump of their map (``jump_scrambles``, with the
+        jump's residual; ``fixed_point.iterate(jump_rtol=…)``) and the iteration budget ``max_steps``."""
         failed = [{"seed": seed, "status": st.value, "residual": float(res)}
                   for seed, st, res in zip(cfg.seeds, run.status[sl], run.residual[sl]) if st is not Status.CONVERGED]
         restarted = getattr(run, "restarted", None)
         restarted = [] if restarted is None else [seed for seed, rs_ in zip(cfg.seeds, restarted[sl]) if rs_]
+        at_jump = getattr(run, "at_jump", None)
+        jumps = [] if at_jump is None else [{"seed": seed, "residual": float(res)} for seed, j, res in
+                                            zip(cfg.seeds, at_jump[sl], run.residual[sl]) if j]
         return {"damping": self.damping, "damping_final": float(np.min(run.damping[sl])),
                 "damping_scrambles": [float(v) for v in run.damping[sl]],
                 "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
-                "failed_scrambles": failed, "restarted_scrambles": restarted}
+                "failed_scrambles": failed, "restarted_scrambles": restarted,
+                "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps}
 
 
 def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params: ModelParams,
@@ -599,8 +606,11 @@ def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, param
     sub = fixed_point.iterate(lambda Xa, idx, full: F(Xa, rows[idx], full), np.stack(starts),
                               lambda X, Y: residual(X, Y, rows), rtol=job.rtol, max_steps=job.max_steps,
                               damping=np.asarray(damps), anderson=job.anderson, admissible=admissible, compact=True,
-                              full_every=job.full_prox_every, certify=True, backtrack=job.backtrack)
+                              full_every=job.full_prox_every, certify=True, backtrack=job.backtrack,
+                              jump_rtol=job.jump_rtol)
     run.x[rows], run.status[rows], run.residual[rows] = sub.x, sub.status, sub.residual
+    if run.at_jump is not None and sub.at_jump is not None:
+        run.at_jump[rows] = sub.at_jump
     run.iterations[rows] += sub.iterations
     run.full_calls[rows] += sub.full_calls
     run.damping[rows], run.halvings[rows] = sub.damping, run.halvings[rows] + sub.halvings
@@ -621,7 +631,9 @@ def _resolution_entry(sol: GeneralSolution) -> dict:
     rse = resolution.relative_errors(sol.values, sol.errors)
     name, worst = resolution.worst(rse)
     return {"points": sol.qmc.points, "scrambles": sol.qmc.scrambles, "status": sol.status.value,
-            "iterations": sol.iterations, "worst": name, "rse": worst}
+            "iterations": sol.iterations, "max_steps": (sol.iteration or {}).get("max_steps"),
+            "failed_scrambles": (sol.iteration or {}).get("failed_scrambles", []),
+            "jump_scrambles": (sol.iteration or {}).get("jump_scrambles", []), "worst": name, "rse": worst}
 
 
 def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, progress=None) -> list:
@@ -633,7 +645,11 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
     point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
     failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
     converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
-    on the defaults")."""
+    on the defaults"). Each ``sizes`` entry and ``growth_failed`` record the iteration budget (``max_steps``) and
+    which scrambles failed or converged at a jump of their map. A larger iteration budget for the growth
+    (2 × the previous size's iterations) was tried and removed: near the end of the positional branch at
+    ω = 0.1 the failing scrambles wander on their rough maps for all 302 iterations too (16384 × 8 and
+    65536 × 8, docs/theory_general.md "Near the positional fold (ω = 0.1)")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
@@ -663,9 +679,9 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
                                            np.repeat(_aligned_mean(states[i], job.params), S - len(states[i]), 0)])
                            for i in pts])                                                  # (b, S, n)
             h = tuple([row for i in pts for row in (pairs[i][w] + [[]] * (S - len(states[i])))] for w in (0, 1))
-            new_sols, new_xs, new_hist = job.run(np.asarray(pts), x0, new, (new.points,), h,
-                                                 coarse_x=x0.reshape(-1, x0.shape[-1]),
-                                                 damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
+            new_sols, new_xs, new_hist = job.run(
+                np.asarray(pts), x0, new, (new.points,), h, coarse_x=x0.reshape(-1, x0.shape[-1]),
+                damp=np.repeat([_resume_damping(sols[i]) for i in pts], S))
             for j, i in enumerate(pts):
                 if new_sols[j].status is not Status.CONVERGED:   # keep the converged smaller size
                     failed[i] = _resolution_entry(new_sols[j])

@@ -38,6 +38,12 @@ converged, has stalled (a cycle, or a crawl at a halved damping; measured on r =
 residuals 1e-4–4e-2 for 70–170 evaluations while the other scrambles of the point converged in 15–30) and ends
 ``MAX_STEPS`` at once; the engine restarts it from the converged rows of its group
 (``engine._restart_failed``). A group none of whose rows converged keeps iterating as before."""
+JUMP_RTOL = 2e-2
+"""Default bound (``iterate(jump_rtol=…)``, used by the engine) on the undamped residual of a row accepted at a
+jump of its map: a QMC map is piecewise smooth, and where a sample's prox minimiser switches basin it jumps.
+Measured near the end of the positional branch at ω = 0.1, α = 1.2 (line scan of the M component of one
+scramble's full map along m, ±0.01 around its fixed point): 28 jumps up to 2.4e-3 (1.7 % of m) at 4096 points,
+56 up to 1.2e-3 at 16384 (docs/theory_general.md, "Near the positional fold (ω = 0.1)")."""
 FULL_TIER = "full_tier"
 """Optional key of a two-tier map's auxiliary output (:func:`iterate`, ``full_every``): per active row, whether
 its evaluation actually used the full tier (a map may send cheap rows through the full one when that costs
@@ -71,6 +77,7 @@ class Run:
     damping: np.ndarray | None = None  # per point: the damping in use at the end (``backtrack`` may lower it)
     halvings: np.ndarray | None = None  # per point: how often ``backtrack`` halved it
     restarted: np.ndarray | None = None  # per point: restarted after a failure (set by the engine's safeguard)
+    at_jump: np.ndarray | None = None   # per point: converged at a jump of the map (``jump_rtol``), not a zero
 
 
 def _stalled(window: np.ndarray, active: np.ndarray, groups: np.ndarray, status: np.ndarray) -> np.ndarray:
@@ -95,7 +102,8 @@ def _halve(damp: np.ndarray, halvings: np.ndarray, rows: np.ndarray) -> None:
 def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e-5, max_steps: int = 200,
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
-            certify: bool = True, backtrack: int = 0, groups: np.ndarray | None = None) -> Run:
+            certify: bool = True, backtrack: int = 0, groups: np.ndarray | None = None,
+            jump_rtol: float = 0.0) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -134,6 +142,15 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     (``STALL_WINDOW``) while a row of its group has converged ends ``MAX_STEPS`` at once instead of crawling on
     to ``max_steps`` (the caller can restart it from its group's converged rows).
     0: no safeguard (the first invalid evaluation ends the row).
+
+    ``jump_rtol > 0``: a row also converges AT A JUMP of a piecewise-smooth map (a QMC map jumps where a
+    sample's minimiser switches basin, and its fixed point may sit on such a jump: ``F(x) − x`` changes
+    direction there without passing through 0, and the row would hover until ``max_steps``). Accepted when,
+    on two successive full evaluations, the iterate moved by less than ``rtol`` (``residual(x_prev, x)``), the
+    two undamped steps point against each other (cosine < ``OSCILLATION_COS``) and the residual is at most
+    ``jump_rtol``: then a fixed point of the map in the set-valued sense (the jump straddles ``x = F(x)``)
+    lies within ``rtol`` of ``x``. ``Run.at_jump`` marks these rows; their ``residual`` is the jump's
+    (> ``rtol``). 0: off (a fixed point needs ``residual < rtol``).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -142,6 +159,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     anderson = check_int("anderson", anderson, 0)
     backtrack = check_int("backtrack", backtrack, 0)
     full_every = check_int("full_every", full_every, 0)
+    jump_rtol = check_range("jump_rtol", jump_rtol, lo=0.0)
     if full_every and not compact:
         raise ParameterError("full_every", "0 unless compact=True (the two-tier map takes the active rows)",
                              full_every)
@@ -169,6 +187,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     good_x, good_f = np.full((B, n), np.nan), np.full((B, n), np.nan)   # last valid iterate and its step
     osc_run = np.zeros(B, int)           # evaluations in a row that showed the oscillation
     res_log = np.full((B, max_steps), np.nan)   # (iii) every residual of each row
+    at_jump = np.zeros(B, bool)          # rows converged at a jump of the map (``jump_rtol``)
+    prev_ok = np.zeros(B, bool)          # the row's previous evaluation was valid and full
     for it in range(1, max_steps + 1):
         idx = np.nonzero(active)[0]
         full = np.ones(B, bool)
@@ -225,6 +245,12 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         status[bad & finite] = Status.INVALID_STATE
         active &= ~bad
         conv = active & ~retry & (res < rtol) & (remaining_distance(recent) < rtol)
+        if jump_rtol:
+            now_ok = active & ~bad & ~retry & full
+            jumped = now_ok & prev_ok & ~conv & _at_jump(X, f, last_x, last_f, residual, rtol, jump_rtol, r_now)
+            at_jump |= jumped
+            conv |= jumped
+            prev_ok = np.where(active, now_ok, prev_ok)
         if full_every and certify:
             cert_req |= conv & ~full         # converged on the cheap map: certify on the full one
             # the cheap map misled the row (a failed certification, or a full residual far above the cheap
@@ -261,4 +287,18 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
-    return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings)
+    return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings, at_jump=at_jump)
+
+
+def _at_jump(X: np.ndarray, f: np.ndarray, last_x: np.ndarray | None, last_f: np.ndarray | None,
+             residual: Callable, rtol: float, jump_rtol: float, res: np.ndarray) -> np.ndarray:
+    """Rows whose iterate sits on a jump of the map (:func:`iterate`, ``jump_rtol``): moved by less than
+    ``rtol`` since the previous evaluation (``last_x``), undamped steps ``f`` and ``last_f`` against each other
+    (cosine < ``OSCILLATION_COS``), residual ``res`` at most ``jump_rtol``. A continuous map cannot do this:
+    its step would barely change over a move that small."""
+    if last_x is None:
+        return np.zeros(len(X), bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.sum(f * last_f, axis=1) / (np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1))
+        moved = residual(last_x, X)
+    return (moved < rtol) & (cos < OSCILLATION_COS) & (res <= jump_rtol)

@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import check_int, check_range
+
 WATCHED = ("q", "m", "theta", "V", "eps_g", "e_t")
 """The reported numbers whose relative standard error the rule controls (a quantity that is exactly 0 — the
 pinned overlap of a branch — has no relative error and is skipped)."""
@@ -75,6 +77,28 @@ def grown_size(points: int, scrambles: int, ratio: float, max_points: int = MAX_
     while factor > 1 and 2 * n <= max_points:
         n, factor = 2 * n, factor // 2
     return None if (n, s) == (points, scrambles) else (n, s)
+
+
+def deviation_p_value(deviation: float, se: float, scrambles: int) -> float:
+    """Two-sided p-value of a deviation of ``deviation`` from a reference value, measured in units of the
+    standard error ``se`` over ``scrambles`` independent scrambles: the studentised deviation has a Student t
+    distribution with ``scrambles − 1`` degrees of freedom (the s.e. itself is estimated from the scrambles).
+    So 3.1 s.e. from 4 scrambles is p ≈ 0.05, not the 0.002 of a normal 3.1σ (docs/theory_general.md, "Near
+    the positional fold (ω = 0.1)")."""
+    from scipy.stats import t as student_t
+    check_int("scrambles", scrambles, 2)
+    z = abs(float(deviation)) / float(se) if se > 0 else math.inf
+    return float(2.0 * student_t.sf(z, scrambles - 1))
+
+
+def se_quantile(p: float, scrambles: int) -> float:
+    """How many standard errors (from ``scrambles`` scrambles) a deviation may reach at two-sided level ``p``:
+    the ``1 − p/2`` quantile of Student t with ``scrambles − 1`` degrees of freedom (the inverse of
+    :func:`deviation_p_value`; e.g. p = 0.0027, the normal 3σ level: 9.2 s.e. with 4 scrambles, 4.5 with 8)."""
+    from scipy.stats import t as student_t
+    check_int("scrambles", scrambles, 2)
+    check_range("p", p, lo=0.0, hi=1.0, lo_open=True)
+    return float(student_t.isf(p / 2.0, scrambles - 1))
 
 
 @dataclass(frozen=True)
