@@ -4,12 +4,27 @@ The default suite compiles several hundred distinct XLA programs in one process;
 reached Linux's per-process mapping limit and the next compilation crashed the interpreter (see
 :mod:`attnphase.compiled_programs`). After each test module the fixture releases JAX's compiled programs once
 more than half the limit is in use, so the count stays bounded whatever the order and number of the tests.
+
+The suite runs in several worker processes (pytest-xdist, ``addopts`` in pyproject.toml); each worker keeps
+its own persistent compilation cache (``DIR-gw0``, ``DIR-gw1``, … beside the configured ``DIR``, see
+``_worker_cache.py``), set through the environment so that subprocesses started by tests use it too. A serial
+run (``-n 0``) keeps ``DIR`` itself.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
+from _worker_cache import worker_cache_dir
 
 from attnphase.compiled_programs import release_if_crowded
+from attnphase.theory.split_xla import CACHE_ENV, cache_setting
+
+
+def pytest_configure(config):
+    path = worker_cache_dir(cache_setting(), os.environ.get("PYTEST_XDIST_WORKER"))
+    if path is not None:
+        os.environ[CACHE_ENV] = path
 
 
 @pytest.fixture(autouse=True, scope="module")

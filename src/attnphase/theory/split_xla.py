@@ -227,6 +227,12 @@ CACHE_ENV = "ATTNPHASE_XLA_CACHE"
 (a diagram worker, a test run) loads it in well under a second."""
 
 
+def cache_setting() -> str | None:
+    """The directory :data:`CACHE_ENV` asks for (its default when unset), or None when it says ``off``."""
+    path = os.environ.get(CACHE_ENV, os.path.join(os.path.expanduser("~"), ".cache", "attnphase", "xla"))
+    return None if path.lower() == "off" else path
+
+
 @lru_cache(maxsize=1)
 def _persistent_cache() -> str | None:
     """Point JAX's persistent compilation cache at :data:`CACHE_ENV`'s directory, once per process, unless the
@@ -234,8 +240,8 @@ def _persistent_cache() -> str | None:
     no result (the cache key is the compiled program), only where compiled code is kept."""
     if jax.config.jax_compilation_cache_dir:
         return jax.config.jax_compilation_cache_dir
-    path = os.environ.get(CACHE_ENV, os.path.join(os.path.expanduser("~"), ".cache", "attnphase", "xla"))
-    if path.lower() == "off":
+    path = cache_setting()
+    if path is None:
         return None
     try:
         os.makedirs(path, exist_ok=True)
