@@ -229,10 +229,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             retry = bad & (halvings < backtrack) & np.all(np.isfinite(good_x), axis=1)
             # (ii) an oscillating mode the damping amplifies: halve it
             if last_f is not None:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    norms = np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1)
-                    cos = np.sum(f * last_f, axis=1) / norms
-                osc_now = active & ~bad & (r_now > prev_res) & (cos < OSCILLATION_COS)
+                osc_now = active & ~bad & (r_now > prev_res) & (_step_cosine(f, last_f) < OSCILLATION_COS)
                 osc_run = np.where(osc_now, osc_run + 1, np.where(active, 0, osc_run))
                 osc = (osc_run >= OSCILLATION_RUN) & (halvings < backtrack)
                 _halve(damp, halvings, osc)
@@ -246,7 +243,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         active &= ~bad
         conv = active & ~retry & (res < rtol) & (remaining_distance(recent) < rtol)
         if jump_rtol:
-            now_ok = active & ~bad & ~retry & full
+            now_ok = active & ~retry & full       # ``active`` already excludes this evaluation's bad rows
             jumped = now_ok & prev_ok & ~conv & _at_jump(X, f, last_x, last_f, residual, rtol, jump_rtol, r_now)
             at_jump |= jumped
             conv |= jumped
@@ -299,6 +296,12 @@ def _at_jump(X: np.ndarray, f: np.ndarray, last_x: np.ndarray | None, last_f: np
     if last_x is None:
         return np.zeros(len(X), bool)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cos = np.sum(f * last_f, axis=1) / (np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1))
         moved = residual(last_x, X)
-    return (moved < rtol) & (cos < OSCILLATION_COS) & (res <= jump_rtol)
+    return (moved < rtol) & (_step_cosine(f, last_f) < OSCILLATION_COS) & (res <= jump_rtol)
+
+
+def _step_cosine(f: np.ndarray, last_f: np.ndarray) -> np.ndarray:
+    """Per row, the cosine between this evaluation's undamped step ``f`` and the previous one ``last_f``
+    (NaN for a zero step): below ``OSCILLATION_COS`` the two point against each other."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(f * last_f, axis=1) / (np.linalg.norm(f, axis=1) * np.linalg.norm(last_f, axis=1))
