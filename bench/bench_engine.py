@@ -180,11 +180,17 @@ def _batch(p2, n_points, cfg, record) -> None:
     record(f"throughput ratio batch / separate, {size}", "", f"**{ts / tb:.2f}x** (CPU {cs / cb:.2f}x)")
 
 
+def _accelerator() -> str:
+    """`` and a <device kind>`` for an accelerator JAX runs on, else the development VM's description."""
+    dev = jax.devices()[0]
+    return " (shared development VM)" if dev.platform == "cpu" else f" and a {dev.device_kind} ({dev.platform})"
+
+
 def _write(rows, load0, stamp) -> None:
     load1 = os.getloadavg()
     header = f"### Measured (run started {stamp})"
     text = [header, "",
-            f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
+            f"Machine: {platform.machine()} {os.cpu_count()} CPUs{_accelerator()}, JAX {jax.__version__} "
             f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} now.",
             "", "| what | outcome | time |", "|---|---|---|"] + [f"| {w} | {o} | {t} |" for w, o, t in rows]
     doc = DOC.read_text()
