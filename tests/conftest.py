@@ -18,7 +18,7 @@ import pytest
 from _worker_cache import worker_cache_dir
 
 from attnphase.compiled_programs import release_if_crowded
-from attnphase.theory.split_xla import CACHE_ENV, cache_setting
+from attnphase.xla_cache import CACHE_ENV, cache_setting
 
 
 def pytest_configure(config):

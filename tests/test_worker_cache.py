@@ -8,7 +8,7 @@ from pathlib import Path
 from _worker_cache import worker_cache_dir
 
 import attnphase
-from attnphase.theory.split_xla import cache_setting
+from attnphase.xla_cache import cache_setting
 
 
 def test_worker_dirs_are_distinct_and_beside_the_base():
@@ -31,7 +31,7 @@ def test_this_worker_and_its_subprocesses_use_its_own_cache():
     if worker and setting is not None:
         assert setting.endswith(f"-{worker}")
     # a CLI or script started by a test reads the same setting (the environment carries it)
-    code = "from attnphase.theory.split_xla import cache_setting; print(cache_setting())"
+    code = "from attnphase.xla_cache import cache_setting; print(cache_setting())"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": str(Path(attnphase.__file__).parents[1])})
     assert p.returncode == 0, p.stderr

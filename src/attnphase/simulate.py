@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import baseline as _bl
+from . import baseline as _bl, xla_cache
 from .finite_d_error import DEFAULT_POINTS, DEFAULT_SCRAMBLES, integrate, project, qmc_normals, subspace_dim
 from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
@@ -364,6 +364,7 @@ def train(inst: Instance, params: ModelParams, config: TrainConfig, Q0=None):
     """Train one instance as :func:`simulate` does (``config``'s optimiser and tolerances; from ``Q0``, default
     :func:`initial_Q`), in the dtype of ``Q0`` (float64 inside ``jax.enable_x64(True)``: cast the instance with
     it). Returns ``(Q, iterations, ‖∇R‖, TrainStatus)``."""
+    xla_cache.enable()
     Q0 = initial_Q(inst, params, config) if Q0 is None else Q0
     dtype = Q0.dtype
     stats = risk_statistics(*(jnp.asarray(a, dtype) for a in (inst.X, inst.Y, inst.p)))
@@ -408,6 +409,7 @@ def risk_hessian(Q, inst: Instance, params: ModelParams, chunk: int = 256) -> tu
     ``H`` is ``jax.hessian`` (forward over reverse) computed ``chunk`` columns at a time, so memory stays
     O(chunk·n·L) rather than O(d·r·n·L). R is invariant under ``Q → QO`` (O orthogonal r×r): for r > 1 ``H``
     has r(r−1)/2 exact zero modes at a critical point (none for r = 1)."""
+    xla_cache.enable()
     dtype = Q.dtype
     stats = risk_statistics(*(jnp.asarray(a, dtype) for a in (inst.X, inst.Y, inst.p)))
     lam = jnp.asarray(params.lam, dtype)
@@ -519,6 +521,7 @@ def simulate(params: ModelParams, *, alpha: float, d: int, config: TrainConfig =
         if progress is not None:
             progress(msg)
 
+    xla_cache.enable()                  # before the training program is first compiled
     ctx = jax.enable_x64(True) if config.x64 else _nullcontext()
     with ctx:
         dtype = jnp.float64 if config.x64 else jnp.float32

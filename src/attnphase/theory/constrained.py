@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import xla_cache
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
@@ -68,6 +69,7 @@ def _compiled(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, theta: ThetaM
     """The constrained map over rows (M value, scramble), jit-compiled and vmapped: X (R, n), the imposed M
     (R, r, k), knobs (R,), scramble index (R,), point sets, previous minimisers (R, N, 2, L, r) (``warm`` only:
     one Newton per sample from them, :func:`prox_general.prox_warm`; otherwise the global multi-start prox)."""
+    xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 

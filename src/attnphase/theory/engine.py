@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import __version__
+from .. import __version__, xla_cache
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
@@ -249,6 +249,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
     per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
     (:func:`even_hats`) on the hats after pinning. ``gauge=False``: no gauge fixing at r > 1 (the map stays
     equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`)."""
+    xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
 

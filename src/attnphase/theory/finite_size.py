@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import finite_d_error as FDE
+from .. import finite_d_error as FDE, xla_cache
 from ..model import ModelParams
 from . import channel_general as CG
 from . import prox_general as PG
@@ -45,6 +45,7 @@ from .state import OrderParams
 
 def passthrough(params: ModelParams, alpha: float, x: OrderParams, points: int = 1024, seed: int = 0) -> dict:
     """``E‖S(ω)P‖_F²`` and ``E‖S(ĥ)P‖_F²`` at the state ``x`` (one scramble of ``points`` Sobol points)."""
+    xla_cache.enable()
     L, r, rs = params.L, params.r, params.r_star
     Z = qmc.scrambles(L * (r + rs), points, (seed,))[0]
     with jax.enable_x64(True):
@@ -111,6 +112,7 @@ def eps_g_coefficient(params: ModelParams, x: OrderParams, points: int = 2 ** 14
     error: the exact finite-d ε_g is affine in 1/d at fixed overlaps, so ``b`` follows from two dimensions on
     the same points (``finite_d_error.integrate``, ``points × scrambles`` scrambled Sobol points in
     ``L·(r + r* + k)`` dimensions)."""
+    xla_cache.enable()
     r, rs, k = np.shape(x.q)[0], np.shape(x.theta)[1], np.shape(x.M)[1]
     xi = FDE.qmc_normals(params.L, FDE.subspace_dim(r, rs, k), points, scrambles, seed)
     d1, d2 = 1e3, 1e9

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import xla_cache
 from .prox import _STEPS as _STEP_LIST, loss_derivs, newton_step, objective
 
 _MIN_BUCKET = 256
@@ -129,6 +130,7 @@ def _bucket(n: int) -> int:
 def newton(h1, h2, w1, w2, t1, t2, V: float, sigma2: float, iters: int, gtol: float):
     """Safeguarded Newton from (h1, h2) on flat float64 arrays of a common size; returns ``(h1, h2, F, |∇F|)``
     at the final points (numpy arrays). The algorithm of ``prox._newton_flat``, compiled."""
+    xla_cache.enable()
     n = np.size(h1)
     m = _bucket(n)
     pad = lambda a, fill: np.concatenate([np.asarray(a, np.float64), np.full(m - n, fill)])  # noqa: E731

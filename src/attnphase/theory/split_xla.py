@@ -26,7 +26,6 @@ so results agree with the numpy map to the map's own round-off, i.e. the spread 
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache, partial
 
 import jax
@@ -34,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import xla_cache
 from .newton_xla import COMPACT, solve as _newton_solve
 from .prox import loss
 from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule, illinois_update
@@ -221,39 +221,9 @@ def _locate(at, both, lo, hi, hL, hR, valid, bisect):
     return z_s, (hL1, hL2), (hR1, hR2)
 
 
-CACHE_ENV = "ATTNPHASE_XLA_CACHE"
-"""Directory of JAX's persistent compilation cache used by this module (default ``~/.cache/attnphase/xla``;
-``off`` disables it). Compiling the program costs ~10–20 s of CPU per shape; with the cache a new process
-(a diagram worker, a test run) loads it in well under a second."""
-
-
-def cache_setting() -> str | None:
-    """The directory :data:`CACHE_ENV` asks for (its default when unset), or None when it says ``off``."""
-    path = os.environ.get(CACHE_ENV, os.path.join(os.path.expanduser("~"), ".cache", "attnphase", "xla"))
-    return None if path.lower() == "off" else path
-
-
-@lru_cache(maxsize=1)
-def _persistent_cache() -> str | None:
-    """Point JAX's persistent compilation cache at :data:`CACHE_ENV`'s directory, once per process, unless the
-    user configured one (then theirs is used). This is the only global JAX setting of the package; it changes
-    no result (the cache key is the compiled program), only where compiled code is kept."""
-    if jax.config.jax_compilation_cache_dir:
-        return jax.config.jax_compilation_cache_dir
-    path = cache_setting()
-    if path is None:
-        return None
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return None     # e.g. a read-only home: compile in every process
-    jax.config.update("jax_compilation_cache_dir", path)
-    return path
-
-
 @lru_cache(maxsize=32)
 def _compiled(G: int, gl: int, bisect: int, K: int, zmax: float):
-    _persistent_cache()
+    xla_cache.enable()
     return jax.jit(partial(_program, G=G, gl=gl, bisect=bisect, K=K, zmax=zmax))
 
 
