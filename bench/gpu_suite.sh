@@ -32,7 +32,7 @@ import importlib.metadata as md, platform
 print("python", platform.python_version())
 for name in ("attnphase", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin",
              "jax-cuda13-pjrt", "numpy", "scipy", "optax", "distributed", "dask", "pytest", "pytest-xdist",
-             "pytest-timeout", "typer", "pandas"):
+             "pytest-timeout", "typer", "click", "rich", "pandas", "pyarrow", "matplotlib"):
     try:
         print(f"{name} {md.version(name)}")
     except md.PackageNotFoundError:
