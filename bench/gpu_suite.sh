@@ -50,9 +50,12 @@ EOF
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
-timeout --signal=INT --kill-after=20 "$budget" \
-  python3 -m pytest -p gpu_suite_plugin -n "$workers" --maxprocesses "$workers" --timeout 240 \
-  -v --tb=short -rfE -p no:cacheprovider "$@" > "$out/pytest.log" 2>&1
+opts=(-p gpu_suite_plugin -v --tb=short -rfE -p no:cacheprovider)
+if python3 -c "import xdist" 2>/dev/null; then opts+=(-n "$workers" --maxprocesses "$workers"); \
+  else echo "pytest-xdist missing: one process" | tee -a "$out/environment.txt"; opts+=(-p no:xdist -o addopts="-m 'not slow' -ra"); fi
+if python3 -c "import pytest_timeout" 2>/dev/null; then opts+=(--timeout 240); \
+  else echo "pytest-timeout missing: no per-test limit" | tee -a "$out/environment.txt"; fi
+timeout --signal=INT --kill-after=20 "$budget" python3 -m pytest "${opts[@]}" "$@" > "$out/pytest.log" 2>&1
 rc=$?
 echo "pytest exit status $rc (124/130: stopped by the time limit)" | tee -a "$out/progress.txt"
 echo "--- outcomes so far:"

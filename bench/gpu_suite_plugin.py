@@ -79,15 +79,18 @@ def pytest_runtest_logreport(report):
     line = f"{stamp} {word} {report.duration:.2f}s {report.nodeid}{_worker(report)}"
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         line += f" -- {report.longrepr[2]}"
+    if report.failed:                              # the traceback first: then a FAILED line implies it is on disk
+        _append("failures.txt", _failure_text(report, word, stamp))
     _append("progress.txt", line + "\n")
-    if not report.failed:
-        return
+
+
+def _failure_text(report, word: str, stamp: str) -> str:
     parts = [f"=== {word} {report.nodeid}{_worker(report)} after {report.duration:.2f}s (t = {stamp} s)\n",
              _clip(report.longreprtext or "(no traceback)").rstrip() + "\n"]
     for title, text in report.sections:           # captured stdout / stderr / log of this test
         if text.strip():
             parts.append(f"--- {title} (last {_TAIL} characters)\n{text[-_TAIL:].rstrip()}\n")
-    _append("failures.txt", "".join(parts) + "\n")
+    return "".join(parts) + "\n"
 
 
 def pytest_sessionfinish(session, exitstatus):

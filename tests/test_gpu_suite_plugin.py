@@ -45,12 +45,14 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
 
 
 def _killed_once_hanging(tmp_path: Path, *args: str) -> Path:
-    """Run the tiny file, SIGKILL the whole run once the hanging test has started; the evidence folder."""
+    """Run the tiny file, SIGKILL the whole run once the hanging test has started and the others have ended
+    (under xdist they run in parallel with it); the evidence folder."""
     proc, out = _start(tmp_path, *args)
     progress = out / "progress.txt"
+    wanted = ("START test_tiny.py::test_zz_hangs", "PASSED", "FAILED", "SKIPPED")
     t0 = time.time()
     while time.time() - t0 < 120 and proc.poll() is None:
-        if progress.exists() and "START test_tiny.py::test_zz_hangs" in progress.read_text():
+        if progress.exists() and all(w in progress.read_text() for w in wanted):
             break
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
