@@ -14,6 +14,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from attnphase.baseline import fit_linear, linear_sample_loss
 from attnphase.data import sample_dataset, sample_teacher
@@ -40,7 +41,10 @@ def recorded_dots():
         return bind(*args, **params)
 
     jax.clear_caches()                      # compiled programs are traced (and their contractions bound) again
-    prim.bind = recording_bind
+    try:
+        prim.bind = recording_bind
+    except (AttributeError, TypeError):     # a JAX whose primitives cannot be instrumented this way
+        pytest.skip(f"jax {jax.__version__}: lax.dot_general_p.bind cannot be replaced")
     try:
         yield records
     finally:
