@@ -186,6 +186,57 @@ def _register_fake():          # runs in spawned pool workers (importing this mo
     pass
 
 
+def env_probe(cfg):
+    """A task kind that reports the worker's JAX memory settings (docs/gpu.md)."""
+    from attnphase.sweeps.executors import DEVICE_MEMORY_ENV
+    return {"scalars": {k: os.environ.get(k, "unset") for k in DEVICE_MEMORY_ENV}, "converged": True,
+            "per_instance": {}}
+
+
+register_kind(TaskKind("env_probe", env_probe, seeded=False, params={"alpha": _pos_float}))
+PROBE = """
+[sweep]
+name = "e"
+output = "out"
+[[task]]
+kind = "env_probe"
+grid = { alpha = [1.0, 2.0] }
+"""
+
+
+def _probe_rows(sw):
+    with Store(sw.db_path) as st:
+        return [r["result"]["scalars"] for r in st.rows()]
+
+
+def test_worker_processes_do_not_preallocate_the_accelerator(tmp_path, monkeypatch):
+    """Pool and Dask worker processes allocate device memory as needed (JAX preallocates 75 % of a GPU per
+    process), unless the user chose a memory setting: then theirs reaches the workers unchanged."""
+    from attnphase.sweeps.executors import DEVICE_MEMORY_ENV, worker_environment
+    for k in DEVICE_MEMORY_ENV:
+        monkeypatch.delenv(k, raising=False)
+    sw = load(write(tmp_path, PROBE))
+    assert run_sweep(sw, workers=2, initializer=_register_fake)["done"] == 2
+    assert [r["XLA_PYTHON_CLIENT_PREALLOCATE"] for r in _probe_rows(sw)] == ["false", "false"]
+    assert worker_environment({"XLA_PYTHON_CLIENT_MEM_FRACTION": ".2"}) == {}
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", ".2")
+    (tmp_path / "b").mkdir()
+    sw = load(write(tmp_path / "b", PROBE))
+    assert run_sweep(sw, workers=2, initializer=_register_fake)["done"] == 2
+    assert all(r["XLA_PYTHON_CLIENT_PREALLOCATE"] == "unset" and r["XLA_PYTHON_CLIENT_MEM_FRACTION"] == ".2"
+               for r in _probe_rows(sw))
+
+
+def test_dask_worker_processes_do_not_preallocate_the_accelerator(monkeypatch):
+    from attnphase.sweeps.executors import DEVICE_MEMORY_ENV, dask_client
+    for k in DEVICE_MEMORY_ENV:
+        monkeypatch.delenv(k, raising=False)
+    with dask_client(dask_local=1, processes=True) as client:
+        seen = client.run(lambda: os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"))   # in the worker process
+    assert list(seen.values()) == ["false"]
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ                        # the parent is untouched
+
+
 def test_process_pool_matches_in_process(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     a, b = load(write(tmp_path / "a", BASIC)), load(write(tmp_path / "b", BASIC))

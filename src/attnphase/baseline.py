@@ -13,10 +13,12 @@ import jax.numpy as jnp
 
 from .errors import check_int, check_range
 from .model import ModelParams
+from .precision import full_precision
 
 LAM_LIN = 1e-4
 
 
+@full_precision
 def fit_linear(X: jax.Array, Y: jax.Array, lam_lin: float = LAM_LIN) -> jax.Array:
     """Closed-form ridge fit of ``B`` (``L×L``) for ``X, Y`` of shape ``(n, L, d)`` (jit/vmap-safe)."""
     d = X.shape[-1]
@@ -30,12 +32,14 @@ def fit_linear(X: jax.Array, Y: jax.Array, lam_lin: float = LAM_LIN) -> jax.Arra
     return jnp.linalg.solve(M.T, Cyx.T).T
 
 
+@full_precision
 def linear_sample_loss(B: jax.Array, X: jax.Array, Y: jax.Array) -> jax.Array:
     """Per-sample ``‖y − B x‖²/(2d)``: ``(..., L, d)`` -> ``(...)``."""
     diff = Y - jnp.einsum("lk,...kd->...ld", B, X)
     return jnp.sum(diff * diff, axis=(-2, -1)) / (2.0 * X.shape[-1])
 
 
+@full_precision
 def linear_test_error(B: jax.Array, X: jax.Array, Y: jax.Array) -> jax.Array:
     """Mean test loss ``(1/n) Σ_μ ‖y_μ − B x_μ‖²/(2d)`` of a fitted ``B``."""
     return jnp.mean(linear_sample_loss(B, X, Y))

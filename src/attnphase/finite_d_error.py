@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import ParameterError, check_int
 from .model import softmax_attention, teacher_attention
+from .precision import full_precision
 
 DEFAULT_POINTS = 2 ** 14
 DEFAULT_SCRAMBLES = 8
@@ -71,6 +72,7 @@ def qmc_normals(L: int, w: int, points: int = DEFAULT_POINTS, scrambles: int = D
     return _sobol_normals(L * w, points, scrambles, seed).reshape(scrambles, points, L, w)
 
 
+@full_precision
 def span_basis(Q: jax.Array, Q_star: jax.Array, u: jax.Array) -> jax.Array:
     """An orthonormal ``(d, w)`` basis whose span contains ``Q``, ``Q*`` and ``u_1..u_k`` (Householder QR:
     orthonormal even when the columns are dependent, e.g. ``Q = Q*``)."""
@@ -88,12 +90,14 @@ class Projection(NamedTuple):
     d: jax.Array
 
 
+@full_precision
 def project(Q: jax.Array, Q_star: jax.Array, p: jax.Array, u: jax.Array) -> Projection:
     """The ``d``-dimensional part of the computation: project ``Q, Q*, p`` on ``W`` (jit/vmap-safe)."""
     B = span_basis(Q, Q_star, u)
     return Projection(B.T @ Q, B.T @ Q_star, p @ B, jnp.asarray(Q.shape[0], Q.dtype))
 
 
+@full_precision
 def integrate(proj: Projection, B_lin: jax.Array, sigma, omega, A, xi: jax.Array) -> ExactErrors:
     """The low-dimensional part: ``ε_g`` and ``ε_lin`` (module docstring) over the QMC normals ``xi``
     ``(scrambles, points, L, w)``, one scramble at a time; the standard error is over the scrambles."""
@@ -120,6 +124,7 @@ def integrate(proj: Projection, B_lin: jax.Array, sigma, omega, A, xi: jax.Array
     return ExactErrors(*mean_se(att), *mean_se(lin))
 
 
+@full_precision
 def exact_errors(Q: jax.Array, Q_star: jax.Array, B_lin: jax.Array, p: jax.Array, u: jax.Array,
                  sigma, omega, A, xi: jax.Array) -> ExactErrors:
     """``ε_g`` of the student ``Q`` and ``ε_lin`` of the linear map ``B_lin`` (L×L), exact in ``d``

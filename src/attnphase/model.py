@@ -2,6 +2,8 @@
 
 Conventions: a sample is an ``(L, d)`` array of tokens (rows ``x_l``); batches carry leading axes.
 The student weights ``Q`` are ``(d, r)``, the teacher ``Q_star`` is ``(d, r_star)``.
+Every function with a matrix product runs under :func:`attnphase.precision.full_precision`: its float32
+contractions are true float32 on every backend (no TensorFloat32 on GPUs; docs/gpu.md).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .errors import ParameterError, check_int, check_range
+from .precision import full_precision
 
 PAPER_A = ((0.6, 0.4), (0.4, 0.6))
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
@@ -106,11 +109,13 @@ class ModelParams:
 # Attention maps (MODEL.md §1, §2)
 
 
+@full_precision
 def softmax_attention(h: jax.Array) -> jax.Array:
     """Row-wise ``softmax(h hᵀ)`` for pre-activations ``h`` of shape ``(..., L, r)`` -> ``(..., L, L)``."""
     return jax.nn.softmax(jnp.einsum("...lr,...kr->...lk", h, h), axis=-1)
 
 
+@full_precision
 def teacher_attention(h_star: jax.Array, omega: float, A: jax.Array) -> jax.Array:
     """``T = (1 - ω) softmax(h* h*ᵀ) + ω A`` (MODEL.md §1)."""
     return (1.0 - omega) * softmax_attention(h_star) + omega * jnp.asarray(A, dtype=h_star.dtype)
@@ -129,38 +134,45 @@ def positional_directions(d: int, k: int, dtype=jnp.float32) -> jax.Array:
     return jnp.stack(rows)
 
 
+@full_precision
 def positional_encodings(params: ModelParams, d: int, dtype=jnp.float32) -> jax.Array:
     """``p_l = Σ_j P_lj u_j`` as an ``(L, d)`` array (MODEL.md §2; paper: ``p_1 = -p_2 = 1_d/√d``)."""
     u = positional_directions(d, params.k, dtype)
     return jnp.asarray(params.P_array, dtype=dtype) @ u
 
 
+@full_precision
 def teacher_preactivations(Q_star: jax.Array, x: jax.Array) -> jax.Array:
     """``h*_l = Q*ᵀ x_l / √d``: ``(..., L, d)`` tokens -> ``(..., L, r_star)``."""
     return x @ Q_star / math.sqrt(x.shape[-1])
 
 
+@full_precision
 def teacher_labels(Q_star: jax.Array, x: jax.Array, omega: float, A: jax.Array) -> jax.Array:
     """``y = T(x) x`` (MODEL.md §1): the teacher mixes the tokens' contents (no positional encodings)."""
     return teacher_attention(teacher_preactivations(Q_star, x), omega, A) @ x
 
 
+@full_precision
 def student_preactivations(Q: jax.Array, x: jax.Array, p: jax.Array) -> jax.Array:
     """``h_l = Qᵀ (x_l + p_l) / √d`` -> ``(..., L, r)`` (MODEL.md §2)."""
     return (x + p) @ Q / math.sqrt(x.shape[-1])
 
 
+@full_precision
 def student_output(Q: jax.Array, x: jax.Array, p: jax.Array) -> jax.Array:
     """``f_Q(x) = softmax(h hᵀ) (x + p)`` (MODEL.md §2)."""
     return softmax_attention(student_preactivations(Q, x, p)) @ (x + p)
 
 
+@full_precision
 def sample_loss(Q: jax.Array, x: jax.Array, y: jax.Array, p: jax.Array) -> jax.Array:
     """``ℓ = ‖y − f_Q(x)‖² / (2d)`` per sample: ``(..., L, d)`` -> ``(...)`` (MODEL.md §2)."""
     diff = y - student_output(Q, x, p)
     return jnp.sum(diff * diff, axis=(-2, -1)) / (2.0 * x.shape[-1])
 
 
+@full_precision
 def empirical_risk(Q: jax.Array, X: jax.Array, Y: jax.Array, p: jax.Array, lam: float) -> jax.Array:
     """``R(Q) = Σ_μ ℓ_μ + (λ/2) ‖Q‖_F²`` (MODEL.md §2)."""
     return jnp.sum(sample_loss(Q, X, Y, p)) + 0.5 * lam * jnp.sum(Q * Q)
@@ -183,6 +195,7 @@ class RiskStatistics(NamedTuple):
     G_yy: jax.Array
 
 
+@full_precision
 def risk_statistics(X: jax.Array, Y: jax.Array, p: jax.Array) -> RiskStatistics:
     """Precompute :class:`RiskStatistics` once per training set (one pass over ``X`` and ``Y``)."""
     d = X.shape[-1]
@@ -193,6 +206,7 @@ def risk_statistics(X: jax.Array, Y: jax.Array, p: jax.Array) -> RiskStatistics:
 
 
 @jax.custom_vjp
+@full_precision
 def _rows_times(Z2: jax.Array, Q: jax.Array) -> jax.Array:
     """``Z2 @ Q`` for row-major ``Z2 (N, d)``; its VJP ``(gᵀ Z2)ᵀ`` streams ``Z2`` row by row again.
 
@@ -202,10 +216,12 @@ def _rows_times(Z2: jax.Array, Q: jax.Array) -> jax.Array:
     return Z2 @ Q
 
 
+@full_precision
 def _rows_times_fwd(Z2, Q):
     return Z2 @ Q, (Z2, Q)
 
 
+@full_precision
 def _rows_times_bwd(res, g):
     Z2, Q = res
     return g @ Q.T, (g.T @ Z2).T
@@ -214,6 +230,7 @@ def _rows_times_bwd(res, g):
 _rows_times.defvjp(_rows_times_fwd, _rows_times_bwd)
 
 
+@full_precision
 def sample_loss_from_statistics(h: jax.Array, stats: RiskStatistics) -> jax.Array:
     """``ℓ = ½[G_yy − 2 tr(S G_zy) + tr(S G_zz Sᵀ)]`` with ``S = softmax(h hᵀ)``: ``‖y − S z‖²/(2d)``
     of MODEL.md §2 expanded in the per-sample statistics; ``h (n, L, r)`` -> ``(n,)``."""
@@ -223,6 +240,7 @@ def sample_loss_from_statistics(h: jax.Array, stats: RiskStatistics) -> jax.Arra
     return 0.5 * (stats.G_yy - 2.0 * cross + quad)
 
 
+@full_precision
 def empirical_risk_from_statistics(Q: jax.Array, stats: RiskStatistics, lam) -> jax.Array:
     """``R(Q) = Σ_μ ℓ_μ + (λ/2)‖Q‖_F²`` (MODEL.md §2), equal to :func:`empirical_risk`, computed from
     :func:`risk_statistics`: each evaluation (and each gradient) reads ``Z`` once, for
@@ -238,6 +256,7 @@ def empirical_risk_from_statistics(Q: jax.Array, stats: RiskStatistics, lam) -> 
 # Order parameters (MODEL.md §3)
 
 
+@full_precision
 def order_parameters(Q: jax.Array, Q_star: jax.Array, u: jax.Array, sigma: float) -> dict[str, jax.Array]:
     """Overlaps of MODEL.md §3 for ``Q (d, r)``, ``Q* (d, r*)``, directions ``u (k, d)``.
 

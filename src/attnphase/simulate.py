@@ -50,6 +50,7 @@ from .model import (ModelParams, RiskStatistics, empirical_risk, empirical_risk_
                     positional_directions, positional_encodings, risk_statistics, sample_loss,
                     sample_loss_from_statistics)
 from .provenance import provenance
+from .precision import full_precision
 
 INITS = ("semantic", "positional", "random")
 OPTIMIZERS = ("gd", "lbfgs")
@@ -222,6 +223,7 @@ def _initial_Q(key, init_index, init_scale, Q_star, r: int, d: int, dtype):
     return jax.lax.switch(init_index, (semantic, positional, random))
 
 
+@full_precision
 def _observables(Q, Q_star, u, sigma):
     d = Q.shape[0]
     m = u @ Q / math.sqrt(d)
@@ -234,12 +236,14 @@ def _grad_norm(g):
     return jnp.sqrt(jnp.sum(g * g))
 
 
+@full_precision
 def _gradient_descent(risk, Q0, steps, lr):
     """``steps`` full-batch steps ``Q ← Q − lr ∇R(Q)`` (MODEL.md §4)."""
     grad = jax.grad(risk)
     return jax.lax.fori_loop(0, steps, lambda i, Q: Q - lr * grad(Q), Q0)
 
 
+@full_precision
 def _train_gd(risk, Q0, knobs):
     """The paper's protocol (MODEL.md §4): ``steps`` GD steps of step ``lr``, always all of them. Status
     CONVERGED only if then ``‖∇R‖ ≤ gtol·max(1, ‖∇R(Q₀)‖)``, else MAX_STEPS (a trajectory, not a minimum)."""
@@ -250,6 +254,7 @@ def _train_gd(risk, Q0, knobs):
     return Q, knobs["steps"], gn, _status_code(gn, R, tol, TrainStatus.MAX_STEPS)
 
 
+@full_precision
 def _train_lbfgs(risk, Q0, knobs):
     """``warmup_steps`` GD steps, then optax L-BFGS (zoom line search) until ``‖∇R‖ ≤ gtol·max(1, ‖∇R‖₀)``
     (``‖∇R‖₀`` after the warm-up) or ``max_iter`` L-BFGS iterations (the count returned)."""
@@ -356,10 +361,12 @@ def initial_Q(inst: Instance, params: ModelParams, config: TrainConfig) -> jax.A
 
 
 @partial(jax.jit, static_argnames="optimizer")
+@full_precision
 def _train_one(Q0, stats, kn, optimizer: str):
     return _TRAINERS[optimizer](lambda Q: empirical_risk_from_statistics(Q, stats, kn["lam"]), Q0, kn)
 
 
+@full_precision
 def train(inst: Instance, params: ModelParams, config: TrainConfig, Q0=None):
     """Train one instance as :func:`simulate` does (``config``'s optimiser and tolerances; from ``Q0``, default
     :func:`initial_Q`), in the dtype of ``Q0`` (float64 inside ``jax.enable_x64(True)``: cast the instance with
@@ -373,6 +380,7 @@ def train(inst: Instance, params: ModelParams, config: TrainConfig, Q0=None):
     return Q, int(it), float(gn), _STATUS_CODES[int(status)]
 
 
+@full_precision
 def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
     """What :func:`simulate` reports of a student ``Q`` on this instance: ``m``, ``theta``, ``theta_over_sigma2``,
     ``q`` (norms and trace for r > 1) and ``e_t = R(Q)/d`` (reference :func:`attnphase.model.empirical_risk`)."""
@@ -383,6 +391,7 @@ def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
     return dict(m=float(m), theta=float(th), theta_over_sigma2=float(tos), q=float(q), e_t=float(R) / Q.shape[0])
 
 
+@full_precision
 def _risk_twice_differentiable(Q, stats: RiskStatistics, lam):
     """The training objective of :func:`train` (:func:`attnphase.model.empirical_risk_from_statistics`, the
     summed risk with the λ ridge, MODEL.md §2) without its reverse-only matrix product, so that forward mode
@@ -393,6 +402,7 @@ def _risk_twice_differentiable(Q, stats: RiskStatistics, lam):
 
 
 @partial(jax.jit, static_argnames="chunk")
+@full_precision
 def _hessian_columns(Q, stats, lam, chunk: int):
     grad = jax.grad(_risk_twice_differentiable)
     basis = jnp.eye(Q.size, dtype=Q.dtype).reshape((Q.size,) + Q.shape)
@@ -400,6 +410,7 @@ def _hessian_columns(Q, stats, lam, chunk: int):
     return jax.lax.map(hvp, basis, batch_size=chunk)
 
 
+@full_precision
 def risk_hessian(Q, inst: Instance, params: ModelParams, chunk: int = 256) -> tuple[jax.Array, jax.Array]:
     """Gradient and Hessian of the training objective ``R(Q)`` (the summed risk with the (λ/2)‖Q‖² ridge,
     MODEL.md §2, exactly what :func:`train` minimises) at ``Q`` on this instance, with respect to all d·r
@@ -480,7 +491,7 @@ def _build(structure: ModelParams, d: int, n: int, optimizer: str, x64: bool, te
             out.update(ex._asdict())
         return out
 
-    return jax.jit(run)
+    return jax.jit(full_precision(run))
 
 
 def instance_keys(seed: int, instances: int, start: int = 0) -> jax.Array:

@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterable, Iterator
+import os
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ParameterError
 from .spec import Sweep
@@ -34,9 +35,26 @@ def claimed(tasks: Iterable[dict[str, Any]], store: Store, retry_failed: bool, l
             left.append(t)
 
 
-def _worker_init(initializer: Callable[[], None] | None) -> None:
-    """Pool workers ignore SIGINT: the parent handles Ctrl-C (attnphase.interrupts) and they end with it."""
+DEVICE_MEMORY_ENV = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION",
+                     "XLA_PYTHON_CLIENT_ALLOCATOR")
+"""JAX's settings of how a process takes an accelerator's memory (docs/gpu.md)."""
+
+
+def worker_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """Environment variables for worker processes that share this machine's accelerator. On a GPU, JAX
+    preallocates 75 % of the device's memory in every process at its first operation, so the second worker
+    would run out of memory; workers therefore allocate as they need (``XLA_PYTHON_CLIENT_PREALLOCATE=false``)
+    unless the user chose a memory setting (any of :data:`DEVICE_MEMORY_ENV` set). No effect on a CPU."""
+    if any(k in environ for k in DEVICE_MEMORY_ENV):
+        return {}
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
+def _worker_init(initializer: Callable[[], None] | None, env: Mapping[str, str] | None = None) -> None:
+    """Pool workers ignore SIGINT: the parent handles Ctrl-C (attnphase.interrupts) and they end with it.
+    ``env`` (:func:`worker_environment`) is set before the worker's first JAX operation."""
     import signal
+    os.environ.update(env or {})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer()
@@ -54,7 +72,7 @@ def run_local(tasks: Iterable[dict[str, Any]], workers: int = 1,
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     it = iter(tasks)
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                             initializer=_worker_init, initargs=(initializer,)) as pool:
+                             initializer=_worker_init, initargs=(initializer, worker_environment())) as pool:
         running: set = set()
         exhausted = False
         while True:
@@ -86,9 +104,9 @@ def dask_client(scheduler: str | None = None, dask_local: int | None = None,
             yield client
         return
     n = dask_local or 1
+    env = {"env": worker_environment()} if processes else {}     # worker processes share the accelerator
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, host="127.0.0.1",
-                      protocol="tcp://",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      protocol="tcp://", dashboard_address=None, **env) as cluster, Client(cluster) as client:
         yield client
 
 
