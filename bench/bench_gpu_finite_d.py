@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -96,13 +97,27 @@ def machine() -> str:
             f"Python {platform.python_version()}")
 
 
+def command(a) -> str:
+    """The command line of this run (the ``--json`` path and ``--no-doc`` left out)."""
+    args, skip = [], False
+    for x in sys.argv[1:]:
+        if skip or x == "--no-doc" or x.startswith("--json="):
+            skip = False
+            continue
+        if x == "--json":
+            skip = True
+            continue
+        args.append(x)
+    return " ".join(["python bench/bench_gpu_finite_d.py", *args])
+
+
 def block(rows: list[dict], a, n: int, stamp: str, load0: float) -> str:
     backend = jax.default_backend()
     L = [f"<!-- finite-d-device-{backend} -->",
          f"### Finite-d training on the {backend.upper()}: d = {a.d}, α = {a.alpha:g} (n = {n}), ω = 0.3, "
          f"{a.instances} instances, float32 (measured, run started {stamp})", "",
          f"Machine: {machine()}; load average {load0:.1f} at the start, {_load():.1f} now. "
-         f"`python bench/bench_gpu_finite_d.py` (defaults; best of {a.reps} calls after compiling). "
+         f"`{command(a)}` (best of {a.reps} calls after compiling). "
          f"Group = instances vmapped together (the rest one group after another in the same call); "
          f"`simulate` itself picks {instances_per_batch(n, P.L, a.d, 4, a.instances)} here (a CPU-cache rule). "
          "L-BFGS = `simulate`'s default (60 GD warm-up steps, optax L-BFGS to ‖∇R‖ ≤ 1e-6). Times include drawing "
