@@ -9,7 +9,7 @@
 # "timeout" in summary.txt, and the next part still runs. A part never gets more than the time left.
 #   env       versions, devices, nvidia-smi, the carried wheels, Dask's requirements     GPU_SESSION_ENV_S      (40)
 #   batch     bench_engine.py --parts batch --batch-sizes 4096x4 (64 points)              GPU_SESSION_BATCH_S    (100)
-#   points    bench_engine.py --parts points --cases L2-semantic,L3-semantic            GPU_SESSION_POINTS_S   (100)
+#   points    bench_engine.py --parts points --cases L2-semantic,L3-semantic            GPU_SESSION_POINTS_S   (120)
 #   finite_d  bench_gpu_finite_d.py: L-BFGS and GD, d = 1000, α = 2, 24 instances,      GPU_SESSION_FINITE_D_S (150)
 #             vmapped in groups of 24 and of 1
 #   suite     gpu_suite.sh on docs/gpu.md's "short first look" (Dask tests included)     all the time left
@@ -53,7 +53,7 @@ if [ "$scale" = tiny ]; then
   export GPU_SUITE_WORKERS="${GPU_SUITE_WORKERS:-1}"
 else
   total="${GPU_SESSION_SECONDS:-530}"
-  b_env="${GPU_SESSION_ENV_S:-40}"; b_batch="${GPU_SESSION_BATCH_S:-100}"; b_points="${GPU_SESSION_POINTS_S:-100}"
+  b_env="${GPU_SESSION_ENV_S:-40}"; b_batch="${GPU_SESSION_BATCH_S:-100}"; b_points="${GPU_SESSION_POINTS_S:-120}"
   b_fd="${GPU_SESSION_FINITE_D_S:-150}"
   batch_args=(--batch-sizes 4096x4)
   points_args=(--cases L2-semantic,L3-semantic)
