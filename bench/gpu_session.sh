@@ -161,6 +161,11 @@ if [ "$GPU_SUITE_SECONDS" -ge 20 ]; then
 else
   run_part suite 0 true
 fi
+if [ -f "$out/suite/progress.txt" ]; then      # gpu_suite.sh exits 0 whatever pytest did: say what it did
+  { echo "suite: $(grep -h 'pytest exit status' "$out/suite/progress.txt" | tail -1)"
+    awk '$2 ~ /^(PASSED|FAILED|SKIPPED|ERROR)/ {split($2, w, "("); n[w[1]]++} END {for (k in n) printf "  %s %d\n", k, n[k]}' \
+      "$out/suite/progress.txt"; } >> "$summary"
+fi
 
 python3 - "$scratch/benchmarks.before.md" docs/benchmarks.md "$out/benchmarks.diff" <<'EOF'
 import difflib, sys
