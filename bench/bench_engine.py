@@ -125,7 +125,9 @@ def main() -> None:
         return
     parts = set(a.parts.split(","))
     load0 = os.getloadavg()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    # to the second: two runs started in the same minute (bench/gpu_session.sh runs two in a row) would
+    # otherwise share a header, and the second would overwrite the first's block
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     rows: list = []
 
     def record(*row):

@@ -1,0 +1,118 @@
+"""bench/gpu_session.sh, the one command for a lent GPU (docs/gpu.md), on the CPU at GPU_SESSION_SCALE=tiny:
+every part's plumbing, the per-part time limits (a part that runs out is recorded, the next one still runs),
+and what the device tool brings back (at most 8 files, at most ``$OUT/a/b/file`` deep).
+
+The script runs on a copy of the tree (the benches write docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_FILES = 8                       # the device tool returns at most 8 files ...
+MAX_DEPTH = 3                       # ... no deeper than $OUT/a/b/file
+DOCUMENTED = {"summary.txt", "session.log", "benchmarks.diff", "finite_d.json", "suite/environment.txt",
+              "suite/progress.txt", "suite/failures.txt", "suite/pytest.log"}
+PARTS = ("env", "batch", "points", "finite_d", "suite")
+ENGINE_TITLE = "## General theory engine: the unrolled prox (issue 11, helper hA)"
+
+
+def _copy_tree(dst: Path) -> None:
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    for d in ("src", "bench", "tests"):
+        shutil.copytree(ROOT / d, dst / d, ignore=skip)
+    (dst / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "benchmarks.md", dst / "docs")
+    shutil.copy(ROOT / "pyproject.toml", dst)
+    if (ROOT / ".whl").is_dir():                       # bench/gpu_wheels.sh's download, when there is one
+        shutil.copytree(ROOT / ".whl", dst / ".whl")
+
+
+def _run(tmp: Path, **env) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    root, out = tmp / "tree", tmp / "out"
+    _copy_tree(root)
+    full_env = {**os.environ, "OUT": str(out), "GPU_SESSION_SCALE": "tiny", **env}
+    proc = subprocess.run(["bash", str(root / "bench" / "gpu_session.sh")], env=full_env, capture_output=True,
+                          text=True, timeout=600)
+    return root, out, proc
+
+
+def _statuses(out: Path) -> dict[str, str]:
+    """part -> the status column of summary.txt (ok, timeout, failed rc N, skipped, not selected)."""
+    lines = (out / "summary.txt").read_text().splitlines()
+    return {ln.split()[0]: ln[10:24].strip() for ln in lines if ln.split() and ln.split()[0] in PARTS}
+
+
+def _files(out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+
+
+def _check_files(out: Path) -> None:
+    files = _files(out)
+    assert len(files) <= MAX_FILES, files
+    assert all(len(Path(f).parts) <= MAX_DEPTH for f in files), files
+    assert set(files) <= DOCUMENTED, set(files) - DOCUMENTED
+    assert f"files under $OUT: {len(files)} (limit 8)" in (out / "summary.txt").read_text()
+
+
+def test_a_part_out_of_time_is_recorded_and_unselected_parts_do_not_run(tmp_path):
+    """One part (the engine batch, 2 s: JAX's import and compilation need more) runs out of time: the summary
+    says timeout, the log holds the interrupted process's output, nothing else runs or is written."""
+    root, out, proc = _run(tmp_path, GPU_SESSION_PARTS="batch")
+    assert proc.returncode == 0, proc.stderr
+    st = _statuses(out)
+    assert st["batch"] == "timeout"
+    assert all(st[p] == "not selected" for p in PARTS if p != "batch"), st
+    log = (out / "session.log").read_text()
+    assert "=== batch: timeout" in log and "bench_engine.py --parts batch" in log
+    assert (out / "benchmarks.diff").read_text() == ""          # interrupted before its first row
+    assert (root / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
+    _check_files(out)
+
+
+def test_no_time_left_skips_every_part(tmp_path):
+    _, out, proc = _run(tmp_path, GPU_SESSION_SECONDS="5")
+    assert proc.returncode == 0, proc.stderr
+    st = _statuses(out)
+    assert [st[p] for p in PARTS] == ["skipped"] * len(PARTS), st
+    _check_files(out)
+
+
+@pytest.mark.slow
+def test_tiny_session_runs_every_part(tmp_path):
+    """All parts at toy sizes (~1 min): the engine parts run out of their 2 s, the finite-d bench and the GPU
+    suite's selection still run and write their files; the finite-d block goes into the issue-10 section of
+    docs/benchmarks.md (the engine's section stays the last), and benchmarks.diff carries it."""
+    root, out, proc = _run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    st = _statuses(out)
+    assert st == dict(env="ok", batch="timeout", points="timeout", finite_d="ok", suite="ok"), \
+        (st, (out / "session.log").read_text()[-3000:])
+    log = (out / "session.log").read_text()
+    assert "backend cpu" in log
+    fd = json.loads((out / "finite_d.json").read_text())
+    assert [(r["optimizer"], r["group"]) for r in fd["rows"]] == [("lbfgs", 2), ("gd", 2)]
+    assert fd["rows"][0]["converged"] == fd["instances"] == 4
+    doc = (root / "docs" / "benchmarks.md").read_text()
+    heads = [ln for ln in doc.splitlines() if ln.startswith("## ")]
+    assert heads[-1] == ENGINE_TITLE
+    block = doc.index("<!-- finite-d-device-cpu -->")
+    assert doc.rindex("## Finite-d throughput and the paper's diagram (issue 10)", 0, block) == \
+        doc.rindex("\n## ", 0, block) + 1                      # inside the issue-10 section
+    # benchmarks.diff turns the tree's docs/benchmarks.md of before the session into the one after it
+    applied = tmp_path / "applied"
+    (applied / "docs").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "benchmarks.md", applied / "docs")
+    subprocess.run(["git", "apply", str(out / "benchmarks.diff")], cwd=applied, check=True)
+    assert (applied / "docs" / "benchmarks.md").read_text() == doc
+    assert "+### Finite-d training on the CPU: d = 60, α = 2 (n = 120)" in (out / "benchmarks.diff").read_text()
+    progress = (out / "suite" / "progress.txt").read_text()
+    assert "PASSED" in progress and "test_positional_directions_orthonormal" in progress
+    assert (out / "suite" / "environment.txt").exists()
+    _check_files(out)
