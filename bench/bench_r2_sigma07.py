@@ -1,12 +1,13 @@
 """Rank 2 at σ = 0.7: does the mixed (free) fixed point exist? (issue 11, item 4; helper hD)
 
-L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, default A, P. Two parts, cached as JSON in
+L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, default A, P. Each part cached as JSON in
 ``docs/data/r2_sigma07/``:
 
     python bench/bench_r2_sigma07.py fd --alpha 1 --d 1000 --instances 8      # finite d (L-BFGS, float32)
     python bench/bench_r2_sigma07.py fdpin --alpha 1 --d 1000 --instances 8   # the same, with M = 0 imposed
     python bench/bench_r2_sigma07.py theory --alpha 1 --points 1024            # the engine from informed starts
-    python bench/bench_r2_sigma07.py roots --alpha 1 --points 2048             # root finding on one scramble's map
+    python bench/bench_r2_sigma07.py roots --alpha 1 --points 1024 --scrambles 2   # root finding, one scramble's map
+    python bench/bench_r2_sigma07.py et --alpha 2 --points 4096                # paired e_t per scramble
     python bench/bench_r2_sigma07.py table                                     # tables from the cache
 
 ``fd``: per instance (the keys of ``attnphase.simulate``, ``fold_in(key(seed), i)``) the student trained as
@@ -23,7 +24,11 @@ paired difference Δe_t = e_t(free) − e_t(M = 0) says which state is lower at 
 ``theory``: ``engine.solve_batch(..., "free", init=…)`` from (i) each init's finite-d cluster mean (matrices
 put into one gauge, :func:`attnphase.theory.state.canonical_frame`; V from the model start,
 :func:`attnphase.theory.starts.model_start`), (ii) the default start; plus the pinned semantic and
-positional branches from their default starts; at a fixed QMC size (``--points`` × 4, coarse stage off).
+positional branches from their default starts; at a fixed QMC size (``--points`` × 4, coarse stage off); at
+4096 points only from the starts that converged at 1024 and from those converged 1024-point points.
+
+``et``: e_t = −Φ of every scramble's final state of the ``theory`` run on that scramble's free map
+(:func:`scramble_e_t`): fixed points compared on the same QMC points.
 
 ``roots``: a root finder also finds fixed points that the damped iteration cannot reach (repelling ones):
 ``scipy.optimize.root`` (hybr) on z − G(z) for the FREE map G of one scramble (global prox at every evaluation),
@@ -426,7 +431,7 @@ def paired_table(sizes=((1000, 8), (2000, 8), (4000, 4))) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("fd", "fdpin", "theory", "roots", "table"))
+    ap.add_argument("what", choices=("fd", "fdpin", "theory", "roots", "et", "table"))
     ap.add_argument("--scrambles", type=int, default=2)
     ap.add_argument("--alpha", type=float, nargs="+", default=[1.0, 2.0])
     ap.add_argument("--d", type=int, nargs="+", default=[1000])
@@ -444,6 +449,13 @@ def main(argv=None) -> int:
         for alpha in a.alpha:
             for d in a.d:
                 run_fd_pinned(alpha, d, a.instances)
+    elif a.what == "et":
+        for alpha in a.alpha:
+            r = json.loads(theory_file(alpha, a.points).read_text())
+            out = {"semantic": scramble_e_t(alpha, a.points, r["semantic"]["scramble_x"])}
+            out.update({k: scramble_e_t(alpha, a.points, v["scramble_x"]) for k, v in r["free"].items()})
+            print(json.dumps(out, indent=1))
+            (OUT / f"scramble_e_t_a{alpha:g}_N{a.points}x4.json").write_text(json.dumps(out))
     elif a.what == "table":
         print("\n".join(tables(a.d[0], a.instances) + paired_table()))
     elif a.what == "roots":
