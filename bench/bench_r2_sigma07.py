@@ -403,7 +403,8 @@ def tables(d: int = 1000, n: int = 8) -> list[str]:
             for tname, t in (("mixed", ref), ("semantic", sem)):
                 if t is None or (tname == "mixed" and "M = 0" in label):
                     continue
-                cells = [f"{mean_se(fd[k])[0]:.4g} ± {mean_se(fd[k])[1]:.1g} {check(mean_se(fd[k]), at_d(t, k, d))}"
+                cells = [f"{mean_se(fd[k])[0]:.4g} ± {mean_se(fd[k])[1]:.1g} " +
+                         ("(imposed)" if k == "m" and "M = 0" in label else check(mean_se(fd[k]), at_d(t, k, d)))
                          for k in KEYS]
                 lines.append(f"| {label} | " + " | ".join(cells) + f" | {tname} |")
         lines.append("")
