@@ -20,7 +20,6 @@ import os
 import platform
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 
 from attnphase.model import ModelParams
 from attnphase.theory.engine import QMCConfig, solve, solve_batch
+from _revision import src_tree
 
 TITLE = "## General theory engine: the unrolled prox (issue 11, helper hA)"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -69,16 +69,6 @@ def _worker(case: str, reps: int) -> None:
                       "errors": {k: float(s.errors[k]) for k in QUANTITIES}}))
 
 
-def _tree(rev: str, where: Path) -> Path:
-    """The ``src`` directory of commit ``rev``, extracted under ``where``."""
-    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
-    path = where / "archive.tar"
-    path.write_bytes(data)
-    with tarfile.open(path) as tar:
-        tar.extractall(where, filter="data")
-    return where / "src"
-
-
 def _run_worker(src: Path, case: str, reps: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
     out = subprocess.run([sys.executable, __file__, "--worker", case, "--reps", str(reps)], env=env,
@@ -91,7 +81,7 @@ def _points(a, record) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"now": ROOT / "src"}
         if a.before:
-            sides["before"] = _tree(a.before, Path(tmp))
+            sides["before"] = src_tree(a.before, Path(tmp))
         for case, (name, _, _) in CASES.items():
             if case not in a.cases.split(","):
                 continue

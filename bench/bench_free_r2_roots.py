@@ -54,12 +54,18 @@ def expand(z) -> OrderParams:
     return OrderParams(q, jnp.array([[z[3]], [0.0]]), jnp.array([[z[4]], [z[5]]]), V)
 
 
-def m_gauge(x: OrderParams) -> OrderParams:
-    """Rotate (det +1) so that M = (‖M‖, 0): a gauge regular at θ = 0 (M ≈ 0.22 there)."""
-    c, s = x.M[0, 0], x.M[1, 0]
+def rotate_onto_first(x: OrderParams, v) -> OrderParams:
+    """Rotate the two student directions (det +1, jax-traceable) so that the 2-vector ``v`` (a column of M or θ of
+    ``x``) becomes (‖v‖, 0)."""
+    c, s = v[0], v[1]
     n = jnp.hypot(c, s)
     O = jnp.array([[c, s], [-s, c]]) / n
     return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
+
+
+def m_gauge(x: OrderParams) -> OrderParams:
+    """Rotate (det +1) so that M = (‖M‖, 0): a gauge regular at θ = 0 (M ≈ 0.22 there)."""
+    return rotate_onto_first(x, x.M[:, 0])
 
 
 def reduce(x: OrderParams):

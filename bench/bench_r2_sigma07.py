@@ -61,6 +61,7 @@ from attnphase.theory.engine import QMCConfig, solve_batch  # noqa: E402
 from attnphase.theory.finite_size import coefficients  # noqa: E402
 from attnphase.theory.starts import model_start  # noqa: E402
 from attnphase.theory.state import OrderParams, canonical_frame, invariants, unflatten  # noqa: E402
+from bench_free_r2_roots import rotate_onto_first  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "data" / "r2_sigma07"
@@ -84,6 +85,18 @@ def matrices(Q, inst, p: ModelParams) -> dict:
             "theta": (s2 * Q.T @ Qs / d).tolist()}
 
 
+def _row(Q, inst, p: ModelParams, xi, t: float, **training) -> dict:
+    """What one trained instance records: ``simulate``'s observables, ``training`` (iterations, gradient norm,
+    status), the exact ε_g with its s.e. on the QMC normals ``xi``, the overlap matrices, the wall time since
+    ``t``."""
+    row = dict(observables(Q, inst, p), **training)
+    ex = exact_errors(Q, inst.Q_star, fit_linear(inst.X, inst.Y), inst.p, inst.u, p.sigma, p.omega,
+                      jnp.asarray(p.A_array, jnp.float32), xi)
+    row.update(eps_g=float(ex.eps_g), eps_g_se=float(ex.eps_g_se), matrices=matrices(Q, inst, p),
+               wall_s=time.perf_counter() - t)
+    return row
+
+
 def run_fd(init: str, alpha: float, d: int, n: int, seed: int = 0) -> dict:
     """``n`` instances from ``init`` (float32 L-BFGS, ``simulate``'s defaults), cached."""
     f = fd_file(init, alpha, d, n)
@@ -97,11 +110,7 @@ def run_fd(init: str, alpha: float, d: int, n: int, seed: int = 0) -> dict:
         t = time.perf_counter()
         inst = instance(p, alpha=alpha, d=d, seed=seed, index=i)
         Q, it, gn, status = train(inst, p, cfg)
-        row = dict(observables(Q, inst, p), iterations=it, grad_norm=gn, status=status.value)
-        ex = exact_errors(Q, inst.Q_star, fit_linear(inst.X, inst.Y), inst.p, inst.u, p.sigma, p.omega,
-                          jnp.asarray(p.A_array, jnp.float32), xi)
-        row.update(eps_g=float(ex.eps_g), eps_g_se=float(ex.eps_g_se), matrices=matrices(Q, inst, p),
-                   wall_s=time.perf_counter() - t)
+        row = _row(Q, inst, p, xi, t, iterations=it, grad_norm=gn, status=status.value)
         rows.append(row)
         print(f"{init} α={alpha:g} #{i}: m={row['m']:.4f} θ={row['theta']:.4f} q={row['q']:.4f} "
               f"e_t={row['e_t']:.6f} ε_g={row['eps_g']:.6f} {row['status']} ({row['wall_s']:.1f} s)", flush=True)
@@ -137,11 +146,7 @@ def run_fd_pinned(alpha: float, d: int, n: int, seed: int = 0) -> dict:
 
         Q, it, gn, status = fit(initial_Q(inst, p, cfg))
         Q = perp(Q)
-        row = dict(observables(Q, inst, p), iterations=int(it), grad_norm=float(gn), status=_STATUS_CODES[int(status)].value)
-        ex = exact_errors(Q, inst.Q_star, fit_linear(inst.X, inst.Y), inst.p, inst.u, p.sigma, p.omega,
-                          jnp.asarray(p.A_array, jnp.float32), xi)
-        row.update(eps_g=float(ex.eps_g), eps_g_se=float(ex.eps_g_se), matrices=matrices(Q, inst, p),
-                   wall_s=time.perf_counter() - t)
+        row = _row(Q, inst, p, xi, t, iterations=int(it), grad_norm=float(gn), status=_STATUS_CODES[int(status)].value)
         rows.append(row)
         print(f"M=0 α={alpha:g} d={d} #{i}: m={row['m']:.2e} θ={row['theta']:.4f} q={row['q']:.4f} "
               f"e_t={row['e_t']:.6f} ε_g={row['eps_g']:.6f} status {row['status']} ({row['wall_s']:.1f} s)",
@@ -256,10 +261,7 @@ R_NAMES = ("q00", "q01", "q11", "M0", "M1", "theta0", "V00", "V01", "V11")
 
 def theta_gauge(x: OrderParams) -> OrderParams:
     """Rotate (det +1) so that θ = (‖θ‖, 0): regular at M = 0 (θ ≈ 0.2 there)."""
-    c, s = x.theta[0, 0], x.theta[1, 0]
-    n = jnp.hypot(c, s)
-    O = jnp.array([[c, s], [-s, c]]) / n
-    return OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
+    return rotate_onto_first(x, x.theta[:, 0])
 
 
 def reduce(x: OrderParams):

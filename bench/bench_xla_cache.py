@@ -20,10 +20,11 @@ import os
 import platform
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from _revision import src_tree
 
 TITLE = "## Persistent compilation cache in every process (issue 11, helper hB)"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -47,16 +48,6 @@ def _worker(case: str, min_compile: float | None) -> None:
     s = solve(ModelParams(**CASES[case][1]), 2.0, "semantic", qmc_config=QMCConfig())
     print(json.dumps({"solve": time.perf_counter() - t, "status": s.status.value, "q": float(s.values["q"]),
                       "iterations": s.iterations}))
-
-
-def _tree(rev: str, where: Path) -> Path:
-    """The ``src`` directory of commit ``rev``, extracted under ``where``."""
-    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
-    path = where / "archive.tar"
-    path.write_bytes(data)
-    with tarfile.open(path) as tar:
-        tar.extractall(where, filter="data")
-    return where / "src"
 
 
 def _entries(cache: Path) -> tuple[int, int]:
@@ -93,7 +84,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sides = [("now", ROOT / "src", None)]
         if a.before:
-            sides.append((f"before ({a.before})", _tree(a.before, Path(tmp)), None))
+            sides.append((f"before ({a.before})", src_tree(a.before, Path(tmp)), None))
         sides += [(f"now, min compile time {s} s", ROOT / "src", float(s)) for s in a.min_compile.split(",") if s]
         for case in a.cases.split(","):
             for k, (tag, src, mc) in enumerate(sides):
