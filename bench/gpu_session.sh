@@ -7,6 +7,7 @@
 # Parts, in order of value, each under its own time limit (seconds; environment variables override them).
 # A part that runs out of time gets SIGINT (Python prints where it was), SIGKILL 10 s later, is recorded as
 # "timeout" in summary.txt, and the next part still runs. A part never gets more than the time left.
+# A signal to the script (the device tool's own limit) stops the running part's whole process group first.
 #   env       versions, devices, nvidia-smi, the carried wheels, Dask's requirements     GPU_SESSION_ENV_S      (40)
 #   batch     bench_engine.py --parts batch --batch-sizes 4096x4 (64 points)              GPU_SESSION_BATCH_S    (100)
 #   points    bench_engine.py --parts points --cases L2-semantic,L3-semantic            GPU_SESSION_POINTS_S   (120)
@@ -36,7 +37,15 @@ summary="$out/summary.txt"
 : > "$summary"
 t_start=$(date +%s)
 scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+part_pid=
+# the outer limit (the device tool's timeout) signals this script: stop the running part's whole group first
+stop_part() {
+  if [ -n "$part_pid" ]; then
+    kill -INT -- "-$part_pid" 2>/dev/null; sleep 2; kill -KILL -- "-$part_pid" 2>/dev/null
+  fi
+}
+trap 'stop_part; rm -rf "$scratch"' EXIT
+trap 'echo "=== stopped by a signal" >> "$log"; exit 143' TERM INT HUP
 cp docs/benchmarks.md "$scratch/benchmarks.before.md"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false     # benches start worker processes; each allocates as it needs
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
@@ -83,8 +92,13 @@ run_part() {
   say "=== $name: $(date -u +%H:%M:%S), budget ${budget}s: $*"
   local t0 t1 rc status
   t0=$(date +%s.%N)
-  timeout --signal=INT --kill-after=10 "$budget" "$@" >> "$log" 2>&1
+  # timeout makes its own process group, which a signal to this script's group does not reach: run it in the
+  # background and pass the outer limit's signal on to that group (stop_part), so no pytest outlives the script
+  timeout --signal=INT --kill-after=10 "$budget" "$@" >> "$log" 2>&1 &
+  part_pid=$!
+  wait "$part_pid"
   rc=$?
+  part_pid=
   t1=$(date +%s.%N)
   case $rc in
     0) status=ok;;

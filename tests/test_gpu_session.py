@@ -116,3 +116,45 @@ def test_tiny_session_runs_every_part(tmp_path):
     assert "PASSED" in progress and "test_positional_directions_orthonormal" in progress
     assert (out / "suite" / "environment.txt").exists()
     _check_files(out)
+
+
+def test_outer_limit_stops_the_running_part(tmp_path):
+    """The device tool's limit signals the script's process group; `timeout` runs each part in a group of its
+    own, which that signal does not reach. The script passes it on: after SIGTERM to the script's group, no
+    process of the part (here the engine batch with a long budget) is left, and the log says why it stopped."""
+    import signal
+    import time
+
+    root, out = tmp_path / "tree", tmp_path / "out"
+    _copy_tree(root)
+    env = {**os.environ, "OUT": str(out), "GPU_SESSION_SCALE": "tiny", "GPU_SESSION_PARTS": "batch",
+           "GPU_SESSION_BATCH_S": "120"}
+    proc = subprocess.Popen(["bash", str(root / "bench" / "gpu_session.sh")], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = out / "session.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "=== batch:" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.2)
+    time.sleep(1.0)                                       # the part's python is running
+    marker = "bench/bench_engine.py --parts batch"
+    assert _processes_with(marker, root), "the part did not start"
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=60)
+    time.sleep(1.0)
+    assert not _processes_with(marker, root), "a process of the stopped part outlived the script"
+    assert "=== stopped by a signal" in log.read_text()
+
+
+def _processes_with(text: str, cwd: Path) -> list[int]:
+    """pids whose command line contains ``text`` and whose working directory is ``cwd`` (from /proc)."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                here = Path(os.readlink(p / "cwd"))
+            except OSError:
+                continue
+            if text in cmd and here == cwd:
+                pids.append(int(p.name))
+    return pids
