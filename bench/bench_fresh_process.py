@@ -1,0 +1,118 @@
+"""Benchmark of a fresh process's latency (issue 11, helper hA): the CLI command
+``attnphase theory point --integrator qmc --alpha 2 --omega 0.3 --branch semantic --qmc-points 4096
+--scrambles 4 --json`` (L = 2, and L = 3 with A = [[0.6,0.2,0.2],[0.2,0.6,0.2],[0.2,0.2,0.6]]), each run in a
+NEW Python process: first with an empty cache directory (``ATTNPHASE_XLA_CACHE``: JAX's compilation cache and
+the stored programs of :mod:`attnphase.exported_programs`), then ``--repeats`` times with the directory the
+first process filled — the code now against the code of an earlier commit (``--before REV``, its ``src`` tree)
+IN THE SAME RUN, the two sides alternating. Each process's wall time and CPU time (user + system, from
+``getrusage`` of the children) are measured from outside; the printed numbers of every process are compared
+with the first one's (q, m, θ, V, ε_g, e_t and their errors; they must be identical).
+
+Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, kept just before
+the file's last section (bench_engine's, which stays last).
+Usage: python bench/bench_fresh_process.py [--before dee6e1d] [--cases L2,L3] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _revision import src_tree
+
+TITLE = "## Fresh-process latency of `theory point` (issue 11, helper hA)"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+ROOT = Path(__file__).resolve().parents[1]
+BEFORE = "dee6e1d"
+"""main before this work: every process traces the engine's programs (no stored programs)."""
+COMMON = ["theory", "point", "--integrator", "qmc", "--alpha", "2", "--omega", "0.3", "--branch", "semantic",
+          "--qmc-points", "4096", "--scrambles", "4", "--json"]
+CASES = {"L2": ("L = 2", []), "L3": ("L = 3", ["--L", "3", "--A", "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6"])}
+KEYS = ("q", "m", "theta", "V", "eps_g", "e_t")
+
+
+def _process(src: Path, case: str, cache: Path) -> dict:
+    """One fresh CLI process; wall and CPU time from outside, the printed numbers."""
+    env = {**os.environ, "PYTHONPATH": str(src), "ATTNPHASE_XLA_CACHE": str(cache)}
+    for name in ("JAX_COMPILATION_CACHE_DIR", "ATTNPHASE_EXPORTED"):
+        env.pop(name, None)
+    cmd = [sys.executable, "-m", "attnphase", *COMMON, *CASES[case][1]]
+    r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    wall, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+    d = json.loads(out)
+    values = {k: d[k] for k in KEYS} | {f"{k}_err": d.get(f"{k}_err") for k in KEYS}
+    return {"wall": wall, "cpu": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
+            "status": d["status"], "values": values}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", default=BEFORE, help="git revision to compare with ('' for none)")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--repeats", type=int, default=2, help="processes with the filled cache, per side and case")
+    a = ap.parse_args()
+    load0, stamp = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    rows: list = []
+    same = True
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = [("now", ROOT / "src")]
+        if a.before:
+            sides.append((f"before ({a.before})", src_tree(a.before, Path(tmp))))
+        for case in a.cases.split(","):
+            res: dict = {tag: [] for tag, _ in sides}
+            for k in range(1 + a.repeats):                  # the sides alternate (load drifts alike)
+                for j, (tag, src) in enumerate(sides):
+                    res[tag].append(_process(src, case, Path(tmp) / f"cache-{case}-{j}"))
+                    print(case, tag, k, {x: round(res[tag][-1][x], 2) for x in ("wall", "cpu")}, flush=True)
+            ref = res[sides[0][0]][0]["values"]
+            for tag, _ in sides:
+                ok = all(r["values"] == ref for r in res[tag])
+                same &= ok
+                for k, r in enumerate(res[tag]):
+                    when = "empty cache" if k == 0 else f"cache filled (process {k + 1})"
+                    rows.append((f"{CASES[case][0]}, {tag}, {when}", f"{r['status']}, q = {r['values']['q']:.5f}",
+                                 f"{r['wall']:.1f} s", f"{r['cpu']:.1f} s"))
+                filled = [r["wall"] for r in res[tag][1:]]
+                rows.append((f"{CASES[case][0]}, {tag}: empty / filled (mean)",
+                             "numbers identical to the first process" if ok else "**numbers differ**",
+                             f"**{res[tag][0]['wall'] / (sum(filled) / len(filled)):.2f}x**" if filled else "", ""))
+            if len(sides) > 1:
+                now, before = (sum(r["wall"] for r in res[t][1:]) / max(1, a.repeats) for t, _ in sides)
+                rows.append((f"{CASES[case][0]}, filled cache: before / now", "", f"**{before / now:.2f}x**", ""))
+                rows.append((f"{CASES[case][0]}, empty cache: before / now", "",
+                             f"**{res[sides[1][0]][0]['wall'] / res[sides[0][0]][0]['wall']:.2f}x**", ""))
+    _write(rows, load0, stamp, same)
+
+
+def _write(rows, load0, stamp, same) -> None:
+    import jax
+
+    load1 = os.getloadavg()
+    text = [f"### Measured (run started {stamp})", "",
+            f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
+            f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} after. Command: "
+            f"`python bench/bench_fresh_process.py {' '.join(sys.argv[1:])}`; each process: `python -m attnphase "
+            f"{' '.join(COMMON)}` (+ `--L 3 --A ...` for L = 3). Numbers of every process identical: {same}.",
+            "", "| process | outcome | wall time | CPU time (user + system) |", "|---|---|---|---|"]
+    text += [f"| {w} | {o} | {t} | {c} |" for w, o, t, c in rows]
+    body = "\n".join(text) + "\n\n"
+    doc = DOC.read_text()
+    if TITLE not in doc:                                # a new section just before the file's last one
+        last = doc.rindex("\n## ") + 1
+        doc = doc[:last] + TITLE + "\n\n" + doc[last:]
+    end = doc.index("\n## ", doc.index(TITLE)) + 1     # this section's end: the next section
+    doc = doc[:end] + body + doc[end:]
+    DOC.write_text(doc)
+
+
+if __name__ == "__main__":
+    main()
