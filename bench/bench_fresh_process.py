@@ -10,7 +10,7 @@ with the first one's (q, m, θ, V, ε_g, e_t and their errors; they must be iden
 
 Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, kept just before
 the file's last section (bench_engine's, which stays last).
-Usage: python bench/bench_fresh_process.py [--before dee6e1d] [--cases L2,L3] [--repeats 2]
+Usage: python bench/bench_fresh_process.py [--now REV] [--before dee6e1d] [--cases L2,L3] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def _process(src: Path, case: str, cache: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", default=BEFORE, help="git revision to compare with ('' for none)")
+    ap.add_argument("--now", default="", help="git revision for the 'now' side ('': the working tree's src)")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--repeats", type=int, default=2, help="processes with the filled cache, per side and case")
     a = ap.parse_args()
@@ -64,9 +65,11 @@ def main() -> None:
     rows: list = []
     same = True
     with tempfile.TemporaryDirectory() as tmp:
-        sides = [("now", ROOT / "src")]
+        for sub in ("now", "before"):
+            (Path(tmp) / sub).mkdir()
+        sides = [(f"now ({a.now})" if a.now else "now", src_tree(a.now, Path(tmp) / "now") if a.now else ROOT / "src")]
         if a.before:
-            sides.append((f"before ({a.before})", src_tree(a.before, Path(tmp))))
+            sides.append((f"before ({a.before})", src_tree(a.before, Path(tmp) / "before")))
         for case in a.cases.split(","):
             res: dict = {tag: [] for tag, _ in sides}
             for k in range(1 + a.repeats):                  # the sides alternate (load drifts alike)
