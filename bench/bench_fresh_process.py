@@ -89,10 +89,11 @@ def main() -> None:
                              "numbers identical to the first process" if ok else "**numbers differ**",
                              f"**{res[tag][0]['wall'] / (sum(filled) / len(filled)):.2f}x**" if filled else "", ""))
             if len(sides) > 1:
-                now, before = (sum(r["wall"] for r in res[t][1:]) / max(1, a.repeats) for t, _ in sides)
-                rows.append((f"{CASES[case][0]}, filled cache: before / now", "", f"**{before / now:.2f}x**", ""))
-                rows.append((f"{CASES[case][0]}, empty cache: before / now", "",
-                             f"**{res[sides[1][0]][0]['wall'] / res[sides[0][0]][0]['wall']:.2f}x**", ""))
+                for when, sl in (("filled cache (mean)", slice(1, None)), ("empty cache", slice(0, 1))):
+                    now, before = ({x: sum(r[x] for r in res[t][sl]) / len(res[t][sl]) for x in ("wall", "cpu")}
+                                   for t, _ in sides)
+                    rows.append((f"{CASES[case][0]}, {when}: before / now", "",
+                                 f"**{before['wall'] / now['wall']:.2f}x**", f"**{before['cpu'] / now['cpu']:.2f}x**"))
     _write(rows, load0, stamp, same)
 
 
