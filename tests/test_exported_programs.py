@@ -255,3 +255,27 @@ def test_the_constrained_map_stored_equals_traced(store):
         args = (X, M, knobs, s, xi, y, None)
         assert _same(prog(*args), prog.fn(*args))
         assert prog.source is EP.Source.EXPORTED
+
+
+def test_the_split_rule_solve_stored_equals_traced(store, monkeypatch):
+    """The split rule's compiled program (theory.split_xla, concrete shapes): a whole solve through fresh
+    stored programs (exported here) and through the traced ones gives the same numbers, exactly."""
+    from attnphase.model import ModelParams
+    from attnphase.theory import solve_point, split_xla
+    real, made = split_xla._compiled, {}
+
+    def stored(*a):
+        if a not in made:
+            made[a] = _fresh(real(*a))
+        return made[a]
+
+    kw = dict(nodes=4, stability=False)
+    monkeypatch.setattr(split_xla, "_compiled", stored)
+    new = solve_point(ModelParams(omega=0.25), 1.6, "positional", **kw)
+    assert made and all(p.source is EP.Source.EXPORTED for p in made.values())
+    monkeypatch.setattr(split_xla, "_compiled", lambda *a: real(*a).fn)
+    old = solve_point(ModelParams(omega=0.25), 1.6, "positional", **kw)
+    assert new.converged and old.converged
+    for f in ("q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "e_t", "eps_g", "iterations",
+              "residual"):
+        assert getattr(new, f) == getattr(old, f), f

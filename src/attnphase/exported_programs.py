@@ -100,13 +100,14 @@ def store_dir() -> Path | None:
 
 def symbolic_specs(args: Sequence[Any], axes: Sequence[Any]) -> tuple:
     """``jax.ShapeDtypeStruct`` specs for ``args`` (a tuple of pytrees) where axis j of every leaf of
-    ``args[i]`` is the symbolic size ``axes[i][j]`` (a name) or, for None, the argument's own size.
-    Names shared between arguments are one symbolic size."""
+    ``args[i]`` is the symbolic size ``axes[i][j]`` (a name) or, for None, the argument's own size
+    (``axes[i]`` None: every axis its own size). Names shared between arguments are one symbolic size."""
     names = sorted({a for ax in axes if ax is not None for a in ax if a is not None})
     dims = dict(zip(names, jax_export.symbolic_shape(", ".join(names)))) if names else {}
 
     def spec(leaf, ax):
-        shape = tuple(dims[a] if a is not None else n for a, n in zip(ax, np.shape(leaf)))
+        ax = (None,) * np.ndim(leaf) if ax is None else ax
+        shape = tuple(dims[a] if a is not None else n for a, n in zip(ax, np.shape(leaf), strict=True))
         return jax.ShapeDtypeStruct(shape, leaf.dtype)
 
     return tuple(jax.tree_util.tree_map(lambda leaf, ax=ax: spec(leaf, ax), arg) for arg, ax in zip(args, axes))
