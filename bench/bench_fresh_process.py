@@ -1,6 +1,7 @@
 """Benchmark of a fresh process's latency (issue 11, helper hA): the CLI command
 ``attnphase theory point --integrator qmc --alpha 2 --omega 0.3 --branch semantic --qmc-points 4096
---scrambles 4 --json`` (L = 2, and L = 3 with A = [[0.6,0.2,0.2],[0.2,0.6,0.2],[0.2,0.2,0.6]]), each run in a
+--scrambles 4 --json`` (L = 2, and L = 3 with A = [[0.6,0.2,0.2],[0.2,0.6,0.2],[0.2,0.2,0.6]]; ``split``: the
+same L = 2 point with the default integrator, the split rule), each run in a
 NEW Python process: first with an empty cache directory (``ATTNPHASE_XLA_CACHE``: JAX's compilation cache and
 the stored programs of :mod:`attnphase.exported_programs`), then ``--repeats`` times with the directory the
 first process filled — the code now against the code of an earlier commit (``--before REV``, its ``src`` tree)
@@ -10,7 +11,7 @@ with the first one's (q, m, θ, V, ε_g, e_t and their errors; they must be iden
 
 Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, kept just before
 the file's last section (bench_engine's, which stays last).
-Usage: python bench/bench_fresh_process.py [--now REV] [--before dee6e1d] [--cases L2,L3] [--repeats 2]
+Usage: python bench/bench_fresh_process.py [--now REV] [--before dee6e1d] [--cases L2,L3,split] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "dee6e1d"
 """main before this work: every process traces the engine's programs (no stored programs)."""
-COMMON = ["theory", "point", "--integrator", "qmc", "--alpha", "2", "--omega", "0.3", "--branch", "semantic",
-          "--qmc-points", "4096", "--scrambles", "4", "--json"]
-CASES = {"L2": ("L = 2", []), "L3": ("L = 3", ["--L", "3", "--A", "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6"])}
+POINT = ["theory", "point", "--alpha", "2", "--omega", "0.3", "--branch", "semantic", "--json"]
+COMMON = POINT + ["--integrator", "qmc", "--qmc-points", "4096", "--scrambles", "4"]
+CASES = {"L2": ("L = 2", COMMON), "L3": ("L = 3", COMMON + ["--L", "3", "--A", "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6"]),
+         "split": ("L = 2, split rule (the default integrator)", POINT)}
 KEYS = ("q", "m", "theta", "V", "eps_g", "e_t")
 
 
@@ -44,12 +46,12 @@ def _process(src: Path, case: str, cache: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "ATTNPHASE_XLA_CACHE": str(cache)}
     for name in ("JAX_COMPILATION_CACHE_DIR", "ATTNPHASE_EXPORTED"):
         env.pop(name, None)
-    cmd = [sys.executable, "-m", "attnphase", *COMMON, *CASES[case][1]]
+    cmd = [sys.executable, "-m", "attnphase", *CASES[case][1]]
     r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     wall, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     d = json.loads(out)
-    values = {k: d[k] for k in KEYS} | {f"{k}_err": d.get(f"{k}_err") for k in KEYS}
+    values = {k: d[k] for k in KEYS} | {f"{k}_err": d.get(f"{k}_err") for k in KEYS} | {"iterations": d["iterations"]}
     return {"wall": wall, "cpu": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
             "status": d["status"], "values": values}
 
@@ -105,7 +107,8 @@ def _write(rows, load0, stamp, same) -> None:
             f"Machine: {platform.machine()} {os.cpu_count()} CPUs (shared development VM), JAX {jax.__version__} "
             f"backend {jax.default_backend()}, load average {load0[0]:.1f} before / {load1[0]:.1f} after. Command: "
             f"`python bench/bench_fresh_process.py {' '.join(sys.argv[1:])}`; each process: `python -m attnphase "
-            f"{' '.join(COMMON)}` (+ `--L 3 --A ...` for L = 3). Numbers of every process identical: {same}.",
+            f"{' '.join(COMMON)}` (+ `--L 3 --A ...` for L = 3; the split rule: `python -m attnphase "
+            f"{' '.join(POINT)}`). Numbers of every process identical: {same}.",
             "", "| process | outcome | wall time | CPU time (user + system) |", "|---|---|---|---|"]
     text += [f"| {w} | {o} | {t} | {c} |" for w, o, t, c in rows]
     body = "\n".join(text) + "\n\n"

@@ -202,6 +202,7 @@ class StoredProgram:
     def _prepare(self, args: tuple) -> None:
         """Load the stored program for ``args``'s structure, or export and store it; TRACED on any failure."""
         self.source = Source.TRACED
+        xla_cache.enable()                         # the executables still come from JAX's persistent cache
         folder = store_dir()
         if folder is None or len(args) != len(self.axes):
             return
