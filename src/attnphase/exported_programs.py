@@ -6,12 +6,16 @@ For the engine's map (one vmapped, unrolled multi-start Newton per QMC sample) t
 process: ~1–2 s per program and row/point-count shape, six programs for one point (docs/theory_general.md,
 "Fresh-process latency (issue 11, helper hA)").
 
+Used by the engine's map (``theory.engine._compiled_map``), the constrained map (``theory.constrained``) and
+the split rule's program (``theory.split_xla``, concrete sizes).
+
 What :class:`StoredProgram` does: on its first call it looks for the program's StableHLO, exported with
 SYMBOLIC sizes for the axes the caller names (rows R, scrambles S, QMC points N: one export serves every row
 count and every QMC size), in ``<compilation cache directory>/exported/<key>.bin``; if there is none it traces
 the program once with those symbolic sizes, writes it (atomically: a temporary file renamed into place) and
 uses it. Calls then go through ``jax.jit(exported.call)``: no tracing of the program; lowering inlines the
-stored module; the executable itself comes from JAX's persistent cache as before.
+stored module and refines its symbolic sizes to the call's (~0.1–0.2 s per program and shape, the price of one
+entry for all sizes); the executable itself comes from JAX's persistent cache as before.
 
 Robustness:
 
@@ -22,8 +26,9 @@ Robustness:
   promotion);
 - an entry carries the SHA-256 of its payload; a missing, truncated, altered or undeserializable entry, an
   export that fails, or an exported call that fails (e.g. arguments of another dtype) falls back to tracing
-  the program as before (:attr:`Source.TRACED`; a bad entry is replaced by a new export). Nothing here can
-  change a number: the exported program is the traced one (tests compare them bit for bit);
+  the program as before (:attr:`Source.TRACED`; a bad entry is replaced by a new export). The stored program
+  is the traced program's StableHLO: the numbers are the traced ones, bit for bit (tests/test_exported_programs.py:
+  the engine's map across fresh processes, the rank-2 free map, the constrained map, a split-rule solve);
 - ``ATTNPHASE_EXPORTED=off`` (:data:`ENV`), or the compilation cache set ``off``, or no ``flatbuffers``
   package (JAX's serialization needs it): every program is traced as before.
 
