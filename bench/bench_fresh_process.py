@@ -11,7 +11,10 @@ with the first one's (q, m, θ, V, ε_g, e_t and their errors; they must be iden
 
 Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, kept just before
 the file's last section (bench_engine's, which stays last).
+``--profile``: instead, where a fresh process with a filled cache spends its time (import times, the first and a
+second solve of the point in the same process, JAX's compile-event durations during the first; printed only).
 Usage: python bench/bench_fresh_process.py [--now REV] [--before dee6e1d] [--cases L2,L3,split] [--repeats 2]
+                                           [--profile]
 """
 
 from __future__ import annotations
@@ -56,13 +59,68 @@ def _process(src: Path, case: str, cache: Path) -> dict:
             "status": d["status"], "values": values}
 
 
+PROFILE_CASES = {"L2": dict(omega=0.3), "L3": dict(omega=0.3, L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2),
+                                                                       (0.2, 0.2, 0.6)))}
+EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "tracing",
+          "/jax/core/compile/jaxpr_to_mlir_module_duration": "lowering (incl. refining stored programs)",
+          "/jax/core/compile/backend_compile_duration": "XLA compile / executable load",
+          "/jax/compilation_cache/cache_retrieval_time_sec": "of which: reading cache entries"}
+
+
+def _profile_worker(case: str) -> None:
+    """In this fresh process: import times, then the case's point (the API call of the CLI command) twice, with
+    JAX's compile-event durations of the first; one JSON line."""
+    t0 = time.perf_counter()
+    import jax
+    t_jax = time.perf_counter()
+    dur: dict = {}
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda e, d, **k: dur.__setitem__(e, [dur.get(e, [0, 0.0])[0] + 1, dur.get(e, [0, 0.0])[1] + d]))
+    from attnphase.model import ModelParams
+    from attnphase.theory.engine import QMCConfig, solve
+    t_imp = time.perf_counter()
+    times = []
+    for _ in range(2):
+        t = time.perf_counter()
+        solve(ModelParams(**PROFILE_CASES[case]), 2.0, "semantic", qmc_config=QMCConfig())
+        times.append(time.perf_counter() - t)
+        if not times[1:]:
+            first = {EVENTS[e]: dur.get(e, [0, 0.0]) for e in EVENTS}
+    print(json.dumps({"import jax": t_jax - t0, "import attnphase (engine)": t_imp - t_jax, "first solve": times[0],
+                      "second solve (same process)": times[1], "events": first}))
+
+
+def _profile(sides, cases, tmp) -> list:
+    rows = []
+    for case in cases:
+        for j, (tag, src) in enumerate(sides):
+            cache = Path(tmp) / f"profile-{case}-{j}"
+            env = {**os.environ, "PYTHONPATH": str(src), "ATTNPHASE_XLA_CACHE": str(cache)}
+            for name in ("JAX_COMPILATION_CACHE_DIR", "ATTNPHASE_EXPORTED"):
+                env.pop(name, None)
+            cmd = [sys.executable, __file__, "--profile-worker", case]
+            subprocess.run(cmd, env=env, check=True, capture_output=True)                 # fills the cache
+            d = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+                           .strip().splitlines()[-1])
+            ev = "; ".join(f"{k} {n} × {t:.2f} s" for k, (n, t) in d.pop("events").items())
+            rows.append((f"{case}, {tag}", ", ".join(f"{k} {v:.2f} s" for k, v in d.items()), ev))
+            print(*rows[-1], sep="\n", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", action="store_true", help="instead: where a fresh process with a filled cache "
+                    "spends its time (in-process timers and JAX's compile events; printed, not written)")
+    ap.add_argument("--profile-worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--before", default=BEFORE, help="git revision to compare with ('' for none)")
     ap.add_argument("--now", default="", help="git revision for the 'now' side ('': the working tree's src)")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--repeats", type=int, default=2, help="processes with the filled cache, per side and case")
     a = ap.parse_args()
+    if a.profile_worker:
+        _profile_worker(a.profile_worker)
+        return
     load0, stamp = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rows: list = []
     same = True
@@ -72,6 +130,11 @@ def main() -> None:
         sides = [(f"now ({a.now})" if a.now else "now", src_tree(a.now, Path(tmp) / "now") if a.now else ROOT / "src")]
         if a.before:
             sides.append((f"before ({a.before})", src_tree(a.before, Path(tmp) / "before")))
+        if a.profile:
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            _profile(sides, [c for c in a.cases.split(",") if c in PROFILE_CASES], tmp)
+            print(f"load average {os.getloadavg()[0]:.1f}")
+            return
         for case in a.cases.split(","):
             res: dict = {tag: [] for tag, _ in sides}
             for k in range(1 + a.repeats):                  # the sides alternate (load drifts alike)

@@ -279,3 +279,12 @@ def test_the_split_rule_solve_stored_equals_traced(store, monkeypatch):
     for f in ("q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "e_t", "eps_g", "iterations",
               "residual"):
         assert getattr(new, f) == getattr(old, f), f
+
+
+def test_a_store_that_cannot_be_written_still_serves_the_process(store):
+    store.parent.mkdir(parents=True)
+    store.write_text("a file where the store's folder should be")
+    with jax.enable_x64(True):
+        p = _program()
+        assert _same(p(*_args()), p.fn(*_args()))
+    assert p.source is EP.Source.EXPORTED and store.is_file()

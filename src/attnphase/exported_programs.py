@@ -32,7 +32,7 @@ Robustness:
 - ``ATTNPHASE_EXPORTED=off`` (:data:`ENV`), or the compilation cache set ``off``, or no ``flatbuffers``
   package (JAX's serialization needs it): every program is traced as before.
 
-The store keeps at most :data:`MAX_ENTRIES` entries (~0.1 MB each); the oldest are deleted beyond it.
+The store keeps at most :data:`MAX_ENTRIES` entries (0.1–0.25 MB each); the oldest are deleted beyond it.
 """
 
 from __future__ import annotations
@@ -155,6 +155,7 @@ def write_entry(path: Path, exported: "jax_export.Exported") -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.chmod(tmp, 0o644)              # as JAX's cache entries (mkstemp makes it private)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -233,8 +234,9 @@ class StoredProgram:
                 return
             try:
                 write_entry(path, exported)
-            except OSError as exc:                 # e.g. a read-only cache: the export still serves this process
-                log.warning("stored program %s: not written (%s)", self.name, exc)
+            except Exception as exc:               # noqa: BLE001 -- e.g. a read-only cache: the export still
+                log.warning("stored program %s: not written (%s: %s)", self.name,   # serves this process
+                            type(exc).__name__, exc)
         self._tree = jax.tree_util.tree_structure(args)
         self._call, self.source = jax.jit(exported.call), source
 
