@@ -62,7 +62,7 @@ def _process(src: Path, case: str, cache: Path) -> dict:
 PROFILE_CASES = {"L2": dict(omega=0.3), "L3": dict(omega=0.3, L=3, A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2),
                                                                        (0.2, 0.2, 0.6)))}
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "tracing",
-          "/jax/core/compile/jaxpr_to_mlir_module_duration": "lowering (incl. refining stored programs)",
+          "/jax/core/compile/jaxpr_to_mlir_module_duration": "lowering",
           "/jax/core/compile/backend_compile_duration": "XLA compile / executable load",
           "/jax/compilation_cache/cache_retrieval_time_sec": "of which: reading cache entries"}
 
