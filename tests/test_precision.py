@@ -116,14 +116,24 @@ def test_training_program_lowers_with_highest_precision():
     assert all("HIGHEST" in ln for ln in dots), [ln for ln in dots if "HIGHEST" not in ln][:3]
 
 
-def test_the_theory_contracts_in_float64():
+def test_the_theory_contracts_in_float64(monkeypatch):
     """The theory (split rule and QMC engine, MODEL.md §6, §8) asks for float64 explicitly: no contraction of
-    its maps is float32, so TensorFloat32 cannot reach it on any backend."""
-    from attnphase.theory import solve_point
-    from attnphase.theory.engine import QMCConfig, solve
-    with recorded_dots() as rec:
-        solve_point(ModelParams(omega=0.25), 1.6, "positional", nodes=4)          # with its growth factor
-        solve(P, 2.0, "semantic", qmc_config=QMCConfig(points=64, scrambles=2, coarse=0), max_steps=5)
+    its maps is float32, so TensorFloat32 cannot reach it on any backend. The maps are traced here (a stored
+    program, attnphase.exported_programs, would be loaded without binding its contractions)."""
+    from attnphase import exported_programs
+    from attnphase.theory import solve_point, split_xla
+    from attnphase.theory.engine import QMCConfig, _compiled_map, solve
+    monkeypatch.setenv(exported_programs.ENV, "off")
+    stored = (_compiled_map, split_xla._compiled)
+    for cached in stored:
+        cached.cache_clear()
+    try:
+        with recorded_dots() as rec:
+            solve_point(ModelParams(omega=0.25), 1.6, "positional", nodes=4)          # with its growth factor
+            solve(P, 2.0, "semantic", qmc_config=QMCConfig(points=64, scrambles=2, coarse=0), max_steps=5)
+    finally:
+        for cached in stored:          # later tests get stored programs again
+            cached.cache_clear()
     assert len(rec) > 10
     assert all(set(r[1]) == {"float64"} for r in rec), sorted(set(r[1] for r in rec))
 

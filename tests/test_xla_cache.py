@@ -82,7 +82,9 @@ def test_a_fresh_process_fills_the_cache_and_the_next_one_loads_it(tmp_path):
     assert first["max_size"] == xla_cache.MAX_BYTES
     assert CACHE_WARNING not in err
     keys = _entries(cache)
-    assert any(k.startswith("jit_one") for k in keys)        # the engine's map (engine._compiled_map)
+    # the engine's map (engine._compiled_map), compiled from its stored program (attnphase.exported_programs)
+    assert any(k.startswith("jit_call") for k in keys)
+    assert list((cache / "exported").glob("*.bin"))
     assert (cache / xla_cache.LOCK_NAME).exists()
     _check_complete(cache)
     second, err = _run("engine", str(cache))

@@ -63,7 +63,8 @@ CACHE_ENV = "ATTNPHASE_XLA_CACHE"
 """Directory of JAX's persistent compilation cache used by the package (default ``~/.cache/attnphase/xla``;
 ``off`` disables it). A fresh process that solves one L = 2 point spends ~13 s compiling; with the cache filled
 it reads the compiled programs in ~0.7 s instead (JAX still traces and lowers them to compute the cache key,
-~5 s there; docs/benchmarks.md, "Persistent compilation cache in every process")."""
+~5 s there; docs/benchmarks.md, "Persistent compilation cache in every process"). The engine's traced programs
+are kept in its subfolder ``exported`` (:mod:`attnphase.exported_programs`), so that tracing is skipped too."""
 
 MAX_BYTES = 4 * 2 ** 30
 """Size limit of the cache directory (bytes): least recently used entries are deleted beyond it. Setting a

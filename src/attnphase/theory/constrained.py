@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import xla_cache
+from .. import exported_programs, xla_cache
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
@@ -68,7 +68,8 @@ def lagrange_hats(hats: Hats, M, knobs: CG.Knobs, theta: ThetaMode) -> Hats:
 def _compiled(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, theta: ThetaMode, warm: bool):
     """The constrained map over rows (M value, scramble), jit-compiled and vmapped: X (R, n), the imposed M
     (R, r, k), knobs (R,), scramble index (R,), point sets, previous minimisers (R, N, 2, L, r) (``warm`` only:
-    one Newton per sample from them, :func:`prox_general.prox_warm`; otherwise the global multi-start prox)."""
+    one Newton per sample from them, :func:`prox_general.prox_warm`; otherwise the global multi-start prox).
+    A :class:`attnphase.exported_programs.StoredProgram` (traced once, kept on disk; the same numbers)."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
@@ -82,7 +83,16 @@ def _compiled(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, theta: ThetaM
                "force": out.hats.M_hat - hats.M_hat, "M_hat_channel": out.hats.M_hat, "hats": flatten(hats)}
         return flatten(fx), CG.valid(x, hats, knobs), aux, out.h
 
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, None, None, 0 if warm else None)))
+    fn = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, None, None, 0 if warm else None)))
+    return exported_programs.StoredProgram("constrained._compiled", fn, (L, r, rs, k, A, P, theta.value, warm),
+                                           MAP_AXES)
+
+
+MAP_AXES = (("R", None), ("R", None, None), ("R",), ("R",), ("S", "N", None, None), ("S", "N", None, None),
+            ("R", "N", None, None, None))
+"""Axes of the constrained map's arguments (X, M, knobs, scramble index, xi, y, previous minimisers) that change
+size between calls (rows R, scrambles S, QMC points N): one stored program serves them all
+(:mod:`attnphase.exported_programs`, as ``engine.MAP_AXES``)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import __version__, xla_cache
+from .. import __version__, exported_programs, xla_cache
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
@@ -248,7 +248,12 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
     per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
     (:func:`even_hats`) on the hats after pinning. ``gauge=False``: no gauge fixing at r > 1 (the map stays
-    equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`)."""
+    equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`).
+
+    Returned as a :class:`attnphase.exported_programs.StoredProgram`: traced once with symbolic sizes
+    (:data:`MAP_AXES`) and kept on disk, so that a fresh process loads the program instead of tracing it (the
+    same numbers, bit for bit; ``ATTNPHASE_EXPORTED=off`` traces it in every process as before;
+    docs/theory_general.md, "Fresh-process latency (issue 11, helper hA)")."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     offsets = PG.start_offsets(L, r)
@@ -267,7 +272,16 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
                "e_t": -CG.free_energy(x, hats, out.EM, knobs)}
         return flatten(fx), CG.valid(x, hats, knobs), aux, out.h
 
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
+    fn = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
+    static = (L, r, rs, k, A, P, branch, warm, even, gauge)
+    return exported_programs.StoredProgram("engine._compiled_map", fn, static, MAP_AXES)
+
+
+MAP_AXES = (("R", None), ("R",), ("R",), ("S", "N", None, None), ("S", "N", None, None),
+            ("R", "N", None, None, None))
+"""Axes of the map's arguments (X, knobs, scramble index, xi, y, previous minimisers) that change size between
+calls: rows R, scrambles S, QMC points N — one stored program (:mod:`attnphase.exported_programs`) serves
+every row count and QMC size of a structure."""
 
 
 MIN_BUCKET = 8

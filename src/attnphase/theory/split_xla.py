@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import xla_cache
+from .. import exported_programs, xla_cache
 from .newton_xla import COMPACT, solve as _newton_solve
 from .prox import loss
 from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule, illinois_update
@@ -224,7 +224,8 @@ def _locate(at, both, lo, hi, hL, hR, valid, bisect):
 @lru_cache(maxsize=32)
 def _compiled(G: int, gl: int, bisect: int, K: int, zmax: float):
     xla_cache.enable()
-    return jax.jit(partial(_program, G=G, gl=gl, bisect=bisect, K=K, zmax=zmax))
+    fn = jax.jit(partial(_program, G=G, gl=gl, bisect=bisect, K=K, zmax=zmax))
+    return exported_programs.StoredProgram("split_xla._compiled", fn, (G, gl, bisect, K, zmax), (None,) * 9)
 
 
 _K: dict = {}
