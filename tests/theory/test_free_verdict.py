@@ -1,0 +1,93 @@
+"""The free branch's verdict (attnphase.theory.free_verdict, MODEL.md §7, §8): the rule on synthetic
+per-scramble evidence (each branch of the decision), the candidate and distance helpers, and one real case."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnphase.model import ModelParams
+from attnphase.theory.engine import QMCConfig, solve
+from attnphase.theory.free_verdict import (ARTEFACT_K, NEAR_RTOL, REACH, Evidence, candidate, decide, distance,
+                                           within_reach)
+from attnphase.theory.state import OrderParams, flatten
+from attnphase.theory.status import Status
+
+DELTA = np.full(4, 0.03)           # stability steps δ_s (σ = 0.7, α = 1: 0.1·√(tr q / 2) ≈ 0.031)
+
+
+def _ev(z, **kw) -> Evidence:
+    """A semantic-candidate evidence that passes every rule unless ``kw`` changes it (the overlap ``z`` decides
+    rule 5)."""
+    base = dict(branch="semantic", z=np.asarray(z, float), delta=DELTA, pinned_status=Status.CONVERGED,
+                distance=np.full(4, 0.01), growth=0.27, growth_err=0.1, stability="stable",
+                artefact=np.full(4, 0.001), z_coarse=None)
+    base.update(kw)
+    return Evidence(**base)
+
+
+RESOLVED = [0.020, 0.021, 0.0200, 0.0205]        # consistent over scrambles: t ≫ 3, spread ≪ 25 %
+
+
+def test_rule_on_pinned_by_each_test_of_an_unresolved_overlap():
+    """Rule 5's three tests each make the point ON_PINNED (the other rules passing); the reason names it."""
+    on, why = decide(_ev([0.016, 0.049, 0.006, 0.004]))            # the σ = 0.7, α = 1 artefact (4096 × 4)
+    assert on and "do not resolve" in why and "semantic point" in why
+    on, why = decide(_ev(RESOLVED, z_coarse=np.full(4, 0.05)))        # shrinks with the QMC size
+    assert on and "shrinks" in why
+    on, why = decide(_ev(RESOLVED, artefact=np.full(4, 1.01 * max(RESOLVED) / ARTEFACT_K)))   # its own
+    assert on and "artefact" in why
+
+
+def test_rule_keeps_the_status_on_each_failed_rule():
+    """Each of rules 1–5 failing alone keeps the status, with a reason saying which."""
+    cases = {
+        "not near": _ev([0.01, 0.01, REACH * 0.03 * 1.01, 0.01]),                  # 1: one scramble out of reach
+        "did not converge": _ev([0.016, 0.049, 0.006, 0.004], pinned_status=Status.MAX_STEPS),   # 2
+        "unstable": _ev([0.016, 0.049, 0.006, 0.004], growth=1.5, growth_err=0.1, stability="unstable"),  # 3
+        "undecided": _ev([0.016, 0.049, 0.006, 0.004], growth=0.9, growth_err=0.1, stability="undecided"),
+        "differs": _ev([0.016, 0.049, 0.006, 0.004], distance=np.array([0.01, NEAR_RTOL * 1.2, 0.0, 0.0])),  # 4
+        "resolved": _ev(RESOLVED, z_coarse=np.full(4, 0.03)),        # 5: no shrink, resolved, above the artefact
+    }
+    for key, ev in cases.items():
+        on, why = decide(ev)
+        assert not on and key in why, (key, why)
+    # a NaN distance (the pinned point's states missing) is not "near"
+    assert not decide(_ev([0.016, 0.049, 0.006, 0.004], distance=np.full(4, np.nan)))[0]
+
+
+def test_reach_and_candidate_and_distance():
+    """within_reach is per scramble; candidate picks the pinned branch whose overlap is smallest in stability
+    steps (M small: semantic; θ small: positional); distance compares tr q, the other overlap and tr V."""
+    assert within_reach([0.01, 0.02], [0.01, 0.01]) and not within_reach([0.01, 0.021], [0.01, 0.01])
+    assert not within_reach([np.nan, 0.0], [1.0, 1.0])
+    r, k, rs = 2, 1, 1
+
+    def state(q, M, th, V):
+        return np.asarray(flatten(OrderParams(np.diag(q), np.array([[M], [0.0]]), np.array([[th], [0.0]]),
+                                              np.diag(V))))
+
+    sem = np.stack([state([0.1, 0.1], 0.005 * (s + 1), 0.19, [40.0, 40.0]) for s in range(3)])
+    b, z, delta = candidate(sem, r, k, rs)
+    assert b == "semantic" and np.allclose(z, [0.005, 0.010, 0.015])
+    assert np.allclose(delta, 0.1 * np.sqrt(0.2 / 2))
+    pos = np.stack([state([0.1, 0.1], 0.2, 0.002, [40.0, 40.0]) for _ in range(3)])
+    assert candidate(pos, r, k, rs)[0] == "positional"
+    pin = np.stack([state([0.1, 0.1], 0.0, 0.19 * 1.02, [40.0, 40.0]) for _ in range(3)])
+    d = distance(sem, pin, "semantic", r, k, rs)
+    assert np.allclose(d, abs(0.19 - 0.19 * 1.02) / (0.19 * 1.02))      # θ differs by 2 %, q and V equal
+
+
+@pytest.mark.slow
+def test_free_branch_on_the_semantic_point_sigma_07():
+    """L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, α = 1 on 1024 × 4 points: the free iteration from the
+    default start wanders around the semantic point (converged there, stable against M) without converging;
+    the verdict says so, with the semantic point's values in the record and no values of its own."""
+    p = ModelParams(L=2, r=2, r_star=1, omega=0.3, sigma=0.7, lam=0.01)
+    g = solve(p, 1.0, "free", qmc_config=QMCConfig(points=1024, scrambles=4, coarse=0))
+    assert g.status is Status.ON_PINNED and not g.converged and np.isnan(g.values["q"])
+    v = g.to_dict()["provenance"]["free_verdict"]
+    assert v["on_pinned"] and v["branch"] == "semantic" and v["overlap"] == "m"
+    assert v["pinned"]["status"] == "converged" and v["pinned"]["stability"] == "stable"
+    assert abs(v["pinned"]["values"]["theta"] - g.last.theta.ravel()[0]) < 0.05 * v["pinned"]["values"]["theta"]
+    assert max(v["per_scramble"]["overlap"]) <= REACH * min(v["per_scramble"]["delta"])
