@@ -91,3 +91,33 @@ def test_free_branch_on_the_semantic_point_sigma_07():
     assert v["pinned"]["status"] == "converged" and v["pinned"]["stability"] == "stable"
     assert abs(v["pinned"]["values"]["theta"] - g.last.theta.ravel()[0]) < 0.05 * v["pinned"]["values"]["theta"]
     assert max(v["per_scramble"]["overlap"]) <= REACH * min(v["per_scramble"]["delta"])
+
+
+def test_cli_point_reports_on_pinned(monkeypatch, capsys):
+    """``theory point --branch free``: an ON_PINNED solution prints no values of its own, the status, the
+    verdict record (with the pinned point's values) in the JSON provenance and one warning line naming the
+    pinned point. The solution is built from a real small semantic solve (r = 1, 256 × 2) and the rule."""
+    import json
+    from dataclasses import replace
+
+    import attnphase.theory.engine as E
+    from attnphase.cli import main
+    from attnphase.theory.free_verdict import _on_pinned, record
+    sem = E.solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=QMCConfig(points=256, scrambles=2, coarse=0))
+    assert sem.converged
+    ev = Evidence("semantic", np.array([0.004, 0.012]), np.full(2, 0.03), Status.CONVERGED,
+                  distance=np.full(2, 0.01), growth=0.3, growth_err=0.05, stability="stable")
+    on, why = decide(ev)
+    assert on
+    fake = _on_pinned(replace(sem, branch="free", stability=None), record(ev, on, why, sem))
+    monkeypatch.setattr(E, "solve", lambda *a, **k: fake)
+    with pytest.raises(SystemExit) as e:
+        main(["theory", "point", "--alpha", "2", "--branch", "free", "--integrator", "qmc", "--qmc-points", "256",
+              "--scrambles", "2", "--json"])
+    assert e.value.code in (0, None)
+    out = capsys.readouterr()
+    d = json.loads(out.out)
+    assert d["status"] == "on_pinned" and d["converged"] is False and d["q"] is None   # NaN → null
+    v = d["provenance"]["free_verdict"]
+    assert v["on_pinned"] and v["branch"] == "semantic" and v["pinned"]["values"]["q"] == pytest.approx(sem.q)
+    assert "on_pinned" in out.err and "semantic point" in out.err and "not converged" not in out.err
