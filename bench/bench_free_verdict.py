@@ -10,7 +10,8 @@ start unless named, max_steps 200):
 - ``s07a1``, ``s07a2``: σ = 0.7, α = 1 and 2, QMC 1024 × 4, no coarse stage;
 - ``s07a1c``, ``s07a2c``: the same with a coarse stage of 256 points (the trend in N is available);
 - ``s07a2fd``: σ = 0.7, α = 2 from the finite-d semantic-init mean (``bench_r2_sigma07.informed_starts``: the
-  start from which hD's 1024 × 4 mixed point converged);
+  start from which hD's 1024 × 4 mixed point converged); ``s07a2v10``: from the lowest-e_t instances' mean with
+  V/10 (hD: max_steps, per-scramble m 0.02–0.07, between the semantic and the mixed point);
 - ``s05a23``: σ = 0.5, α = 2.3, 1024 × 4 (docs "Rank 2 on the defaults"); ``s05a23d``: the same at the default,
   error-controlled size;
 - ``s07a1d``: σ = 0.7, α = 1 at the default size (4096 × 4, coarse 1024, error control).
@@ -45,6 +46,7 @@ COARSE = QMCConfig(points=1024, scrambles=4, coarse=256)
 CASES = {   # name: (σ, α, QMC config or None for the default, start)
     "s07a1": (0.7, 1.0, FIXED, None), "s07a1c": (0.7, 1.0, COARSE, None), "s07a1d": (0.7, 1.0, None, None),
     "s07a2": (0.7, 2.0, FIXED, None), "s07a2c": (0.7, 2.0, COARSE, None), "s07a2fd": (0.7, 2.0, FIXED, "fd semantic"),
+    "s07a2v10": (0.7, 2.0, FIXED, "fd best, V/10"),
     "s05a23": (0.5, 2.3, FIXED, None), "s05a23d": (0.5, 2.3, None, None),
 }
 
@@ -103,7 +105,7 @@ def table() -> str:
             cand = v["branch"] + ("" if pin is None else f" ({pin['status']}" + grow)
             art = fmt(v["per_scramble"]["artefact"]) if v["per_scramble"]["artefact"] else "—"
             coarse = fmt(v["per_scramble"]["coarse_overlap"]) if v["per_scramble"]["coarse_overlap"] else "—"
-            why = f"{v['verdict']}: {v['reason']}"
+            why = f"{v['verdict']}: {v['reason']}".replace("|", "\\|")   # |m| inside a table cell
         vals = "" if r["status"] != "converged" else f" (m = {r['values']['m']:.4f}, θ = {r['values']['theta']:.4f})"
         rows.append(f"| {case} | {r['sigma']} | {r['alpha']:g} | {r['start']} | {r['qmc']} | {r['status']}{vals} | "
                     f"{r['iterations']} | {r['wall_s']:.0f} | {fmt(r['m_scrambles'])} | "

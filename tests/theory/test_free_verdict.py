@@ -121,3 +121,14 @@ def test_cli_point_reports_on_pinned(monkeypatch, capsys):
     v = d["provenance"]["free_verdict"]
     assert v["on_pinned"] and v["branch"] == "semantic" and v["pinned"]["values"]["q"] == pytest.approx(sem.q)
     assert "on_pinned" in out.err and "semantic point" in out.err and "not converged" not in out.err
+
+
+def test_overlap_tests_keep_every_result():
+    """The record keeps all three tests of rule 5, also those after the first that fired."""
+    from attnphase.theory.free_verdict import overlap_tests
+    o = overlap_tests(_ev([0.016, 0.049, 0.006, 0.004], artefact=np.full(4, 0.01), z_coarse=np.full(4, 0.0)))
+    assert o["unresolved_by_scrambles"] and o["shrink"] is None          # a zero coarse mean: no trend
+    assert o["artefact_ratio"] == pytest.approx(4.9) and o["within_artefact"] is False
+    o = overlap_tests(_ev(RESOLVED, z_coarse=np.full(4, 0.02)))
+    assert o["shrink"] == pytest.approx(np.mean(RESOLVED) / 0.02) and not o["shrinks"]
+    assert not o["unresolved_by_scrambles"] and o["t"] > 30

@@ -97,24 +97,43 @@ def within_reach(z: np.ndarray, delta: np.ndarray, reach: float = REACH) -> bool
     return bool(np.all(np.isfinite(z)) and np.all(z <= reach * delta))
 
 
-def unresolved(ev: Evidence, k_se: float = 3.0) -> tuple[bool, str | None]:
-    """Rule 5: is the free iterate's pinned overlap an artefact (not a resolved non-zero value)? Returns the
-    answer and which test said so (None when resolved)."""
+def overlap_tests(ev: Evidence, k_se: float = 3.0) -> dict:
+    """The three tests of rule 5 on the free iterate's pinned overlap, each result kept (for the record):
+    ``shrink`` (mean over scrambles / its coarse-stage mean; None without a coarse stage) and ``shrinks``;
+    ``t``, ``spread`` (√S/t) and ``unresolved_by_scrambles``; ``artefact_ratio`` (max over scrambles of
+    ‖Z_s‖ / artefact_s; None without artefact) and ``within_artefact``."""
     from .engine import RESOLUTION_SHRINK, SPREAD_LIMIT
-    name = overlap_name(ev.branch)
     z = np.asarray(ev.z, float)
     S = z.size
     mean = float(z.mean())
-    if ev.z_coarse is not None and np.all(np.isfinite(ev.z_coarse)):
-        zc = float(np.mean(ev.z_coarse))
-        if mean < RESOLUTION_SHRINK * zc:
-            return True, f"|{name}| shrinks with the QMC size ({zc:.2g} on the coarse points, {mean:.2g} on all)"
+    out: dict = {"mean": mean, "shrink": None, "shrinks": None, "artefact_ratio": None, "within_artefact": None}
+    if ev.z_coarse is not None and np.all(np.isfinite(ev.z_coarse)) and float(np.mean(ev.z_coarse)) > 0:
+        out["coarse_mean"] = float(np.mean(ev.z_coarse))
+        out["shrink"] = mean / out["coarse_mean"]
+        out["shrinks"] = bool(out["shrink"] < RESOLUTION_SHRINK)
     se = float(z.std(ddof=1) / math.sqrt(S)) if S > 1 else math.inf
     t = mean / se if se > 0 else math.inf
-    if t < k_se or math.sqrt(S) / t > SPREAD_LIMIT:
-        return True, (f"the scrambles do not resolve |{name}| (per scramble {_fmt(z)}: t = {t:.2g}, spread "
-                      f"{math.sqrt(S) / t:.0%})")
-    if ev.artefact is not None and np.all(np.isfinite(ev.artefact)) and np.all(z <= ARTEFACT_K * ev.artefact):
+    out.update(t=t, spread=math.sqrt(S) / t if t > 0 else math.inf, k=k_se, spread_limit=SPREAD_LIMIT)
+    out["unresolved_by_scrambles"] = bool(t < k_se or out["spread"] > SPREAD_LIMIT)
+    if ev.artefact is not None and np.all(np.isfinite(ev.artefact)) and np.all(np.asarray(ev.artefact) > 0):
+        out["artefact_ratio"] = float(np.max(z / np.asarray(ev.artefact, float)))
+        out["within_artefact"] = bool(out["artefact_ratio"] <= ARTEFACT_K)
+    return out
+
+
+def unresolved(ev: Evidence, k_se: float = 3.0) -> tuple[bool, str | None]:
+    """Rule 5: is the free iterate's pinned overlap an artefact (not a resolved non-zero value)? Returns the
+    answer and the first test that said so (None when resolved); :func:`overlap_tests` has them all."""
+    name = overlap_name(ev.branch)
+    z = np.asarray(ev.z, float)
+    o = overlap_tests(ev, k_se)
+    if o["shrinks"]:
+        return True, (f"|{name}| shrinks with the QMC size ({o['coarse_mean']:.2g} on the coarse points, "
+                      f"{o['mean']:.2g} on all)")
+    if o["unresolved_by_scrambles"]:
+        return True, (f"the scrambles do not resolve |{name}| (per scramble {_fmt(z)}: t = {o['t']:.2g}, spread "
+                      f"{o['spread']:.0%})")
+    if o["within_artefact"]:
         return True, (f"|{name}| per scramble ({_fmt(z)}) is within {ARTEFACT_K:g}x the pinned point's own "
                       f"integration artefact ({_fmt(ev.artefact)})")
     return False, None
@@ -192,6 +211,7 @@ def record(ev: Evidence, on: bool, reason: str, pinned: "GeneralSolution | None"
            "per_scramble": {"overlap": arr(ev.z), "delta": arr(ev.delta), "distance": arr(ev.distance),
                             "artefact": arr(ev.artefact), "coarse_overlap": arr(ev.z_coarse)},
            "rules": {"reach": REACH, "near_rtol": NEAR_RTOL, "artefact_k": ARTEFACT_K},
+           "overlap_tests": overlap_tests(ev),
            "pinned": None}
     if pinned is not None:
         vals = {key: float(v) for key, v in pinned.values.items() if np.ndim(v) == 0}
