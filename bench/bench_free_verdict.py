@@ -100,8 +100,8 @@ def table() -> str:
             cand, art, coarse, why = "—", "—", "—", "none (converged, out of reach of a pinned subspace)"
         else:
             pin = v["pinned"]
-            grow = ")" if pin is None or pin.get("growth") is None else \
-                f", {pin['growth']:.2f} ± {pin['growth_err']:.2f})"
+            g = None if pin is None else pin.get("growth")
+            grow = f", {g:.2f} ± {pin['growth_err']:.2f})" if g is not None and np.isfinite(g) else ")"
             cand = v["branch"] + ("" if pin is None else f" ({pin['status']}" + grow)
             art = fmt(v["per_scramble"]["artefact"]) if v["per_scramble"]["artefact"] else "—"
             coarse = fmt(v["per_scramble"]["coarse_overlap"]) if v["per_scramble"]["coarse_overlap"] else "—"
