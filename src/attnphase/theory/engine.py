@@ -413,7 +413,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
         if free_verdict and branch == "free":
             from .free_verdict import apply   # imports engine: deferred to avoid a cycle
-            sols = apply(sols, max_steps=max_steps)
+            sols = apply(sols, max_steps=max_steps, k_se=significance or SIGNIFICANCE_K)
         if stability and branch != "free":
             from .stability_general import pinned_growth     # imports engine: deferred to avoid a cycle
             sols = [replace(s, stability=rec) for s, rec in zip(sols, pinned_growth(sols))]
