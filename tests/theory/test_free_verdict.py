@@ -132,3 +132,19 @@ def test_overlap_tests_keep_every_result():
     o = overlap_tests(_ev(RESOLVED, z_coarse=np.full(4, 0.02)))
     assert o["shrink"] == pytest.approx(np.mean(RESOLVED) / 0.02) and not o["shrinks"]
     assert not o["unresolved_by_scrambles"] and o["t"] > 30
+
+
+def test_converged_free_point_on_the_semantic_point_r1():
+    """A real small case of a CONVERGED free point judged: L = 2, r = 1, ω = 0.1, α = 1 (σ = 0.5, λ = 0.01) on
+    256 × 4 points, the free iteration converges onto the semantic point with a per-scramble m of the size of
+    the points' own artefact (measured 0.0005–0.008): ON_PINNED, no values, the semantic point (converged,
+    stable against m) in the record, ``free_status`` converged; the pinned θ equals the free iterate's within
+    rule 4's 5 %."""
+    g = solve(ModelParams(omega=0.1), 1.0, "free", qmc_config=QMCConfig(points=256, scrambles=4, coarse=0))
+    assert g.status is Status.ON_PINNED and np.isnan(g.values["m"])
+    v = g.verdict
+    assert v["free_status"] == "converged" and v["branch"] == "semantic" and v["on_pinned"]
+    assert v["pinned"]["status"] == "converged" and v["pinned"]["stability"] == "stable"
+    assert max(v["per_scramble"]["distance"]) <= NEAR_RTOL
+    assert abs(abs(float(g.last.theta[0, 0])) / v["pinned"]["values"]["theta"] - 1) < NEAR_RTOL
+    assert v["overlap_tests"]["unresolved_by_scrambles"] or v["overlap_tests"]["within_artefact"]

@@ -203,10 +203,12 @@ def artefact(pinned: "GeneralSolution") -> np.ndarray:
     return np.where(ok, np.linalg.norm(F[:, sl], axis=1), np.nan)
 
 
-def record(ev: Evidence, on: bool, reason: str, pinned: "GeneralSolution | None") -> dict:
-    """The verdict's provenance record (JSON-ready)."""
+def record(ev: Evidence, on: bool, reason: str, pinned: "GeneralSolution | None",
+           free_status: Status | None = None) -> dict:
+    """The verdict's provenance record (JSON-ready); ``free_status``: the free solve's status before it."""
     arr = lambda v: None if v is None else [float(a) for a in np.asarray(v, float).ravel()]  # noqa: E731
     out = {"verdict": Status.ON_PINNED.value if on else "kept", "on_pinned": on, "reason": reason,
+           "free_status": None if free_status is None else free_status.value,
            "branch": ev.branch, "overlap": overlap_name(ev.branch),
            "per_scramble": {"overlap": arr(ev.z), "delta": arr(ev.delta), "distance": arr(ev.distance),
                             "artefact": arr(ev.artefact), "coarse_overlap": arr(ev.z_coarse)},
@@ -256,7 +258,7 @@ def apply(sols: Sequence["GeneralSolution"], max_steps: int = 200, k_se: float =
         ev = Evidence(b, z, delta, Status.MAX_STEPS, z_coarse=zc)
         if not within_reach(z, delta):
             if s.status is Status.MAX_STEPS:             # the evidence, no extra solve
-                out[i] = replace(s, verdict=record(ev, False, decide(ev, k_se)[1], None))
+                out[i] = replace(s, verdict=record(ev, False, decide(ev, k_se)[1], None, s.status))
             continue
         todo.setdefault((b, replace(s.qmc, target=0.0)), []).append((i, ev))
     for (b, cfg), items in todo.items():
@@ -276,6 +278,6 @@ def apply(sols: Sequence["GeneralSolution"], max_steps: int = 200, k_se: float =
                 if ev.stability == "stable":
                     ev = replace(ev, artefact=artefact(pin) / (1.0 - g))
             on, reason = decide(ev, k_se)
-            rec = record(ev, on, reason, pin)
+            rec = record(ev, on, reason, pin, s.status)
             out[i] = _on_pinned(s, rec) if on else replace(s, verdict=rec)
     return out
