@@ -106,8 +106,18 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         emit_json(d)
     else:
         print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g}, {how})", ["quantity", "value"], rows)
-    if not converged:
+    verdict = g.verdict if how == "qmc" else None     # the free branch's verdict (theory.free_verdict)
+    if verdict is not None and verdict["on_pinned"]:
+        pv = verdict["pinned"]["values"]
+        console.print(f"[yellow]warning: on_pinned, no free fixed point reported: the free iteration "
+                      f"{verdict['reason']}. The {verdict['branch']} point: q = {pv['q']:.6g}, m = {pv['m']:.4g}, "
+                      f"theta = {pv['theta']:.6g}, e_t = {pv['e_t']:.6g} (provenance.free_verdict)[/yellow]")
+    elif not converged:
+        if verdict is not None:
+            status += f" (free branch verdict: {verdict['reason']})"
         console.print(f"[yellow]warning: not converged: {status}[/yellow]")
+    elif verdict is not None:
+        console.print(f"[yellow]note: checked against the {verdict['branch']} point: {verdict['reason']}[/yellow]")
     elif how == "qmc" and g.stability is not None and g.stability["verdict"] != "stable":
         st = g.stability      # growth factor of the pinned direction (theory.stability_general)
         console.print(f"[yellow]note: {st['verdict']} against the pinned direction: growth {st['growth']:.3g} ± "

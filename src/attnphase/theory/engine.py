@@ -136,7 +136,10 @@ class GeneralSolution:
     ``stability``: the growth factor of the pinned direction (:func:`stability_general.pinned_growth`: growth,
     growth_err, stable True/False/None, verdict, reason, …); None on the free branch or when not asked for.
     ``scramble_x``: the per-scramble converged states (S, n), flattened, each in its own map's gauge (not
-    aligned: the state the scramble's map was iterated to; not in the JSON)."""
+    aligned: the state the scramble's map was iterated to; not in the JSON); ``coarse_scramble_x``: the same at the
+    end of the coarse stage (its last iterates, converged or not; None without a coarse stage).
+    ``verdict``: the free branch's verdict (:mod:`.free_verdict`: is the iteration on a pinned point?); None
+    where it does not apply."""
 
     params: ModelParams
     alpha: float
@@ -160,6 +163,8 @@ class GeneralSolution:
     resolution: dict | None = None
     stability: dict | None = None
     scramble_x: np.ndarray | None = field(default=None, repr=False)
+    coarse_scramble_x: np.ndarray | None = field(default=None, repr=False)
+    verdict: dict | None = None
     version: str = __version__
 
     @property
@@ -202,7 +207,8 @@ class GeneralSolution:
                            "significance": None if self.significance is None else dict(self.significance),
                            "ansatz": "even in the signal-free directions (engine.even_hats)" if self.even else None,
                            "resolution": self.resolution,
-                           "stability": None if self.stability is None else dict(self.stability)}
+                           "stability": None if self.stability is None else dict(self.stability),
+                           "free_verdict": self.verdict}
         return d
 
 
@@ -324,7 +330,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 damping: float = 0.6, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
-                backtrack: int | None = None, stability: bool = True,
+                backtrack: int | None = None, stability: bool = True, free_verdict: bool = True,
                 progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
@@ -361,6 +367,13 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     (:func:`stability_general.pinned_growth`, on the final QMC size; one batched map call) goes into
     ``GeneralSolution.stability``; a point that did not converge gets a record with ``stable = None`` and the
     reason; the free branch None (no pinned direction).
+
+    ``free_verdict``: on the free branch, a point that ended ``max_steps`` or converged within reach of a
+    pinned subspace is compared with that pinned branch at the same α on the same QMC points
+    (:func:`free_verdict.apply`: one pinned solve per branch and size, with its stability); where the free
+    iterate sits on a converged, stable pinned point and its pinned overlap is an integration artefact, the
+    status is ``ON_PINNED`` (no values; the pinned point's values in ``verdict``); else the status stays, with
+    the evidence in ``verdict``.
 
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
     control starts a larger size, and at the end (the library prints nothing itself).
@@ -412,6 +425,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
+        if free_verdict and branch == "free":
+            from .free_verdict import apply   # imports engine: deferred to avoid a cycle
+            sols = apply(sols, max_steps=max_steps, k_se=significance or SIGNIFICANCE_K)
         if stability and branch != "free":
             from .stability_general import pinned_growth     # imports engine: deferred to avoid a cycle
             sols = [replace(s, stability=rec) for s, rec in zip(sols, pinned_growth(sols))]
@@ -499,6 +515,7 @@ class _Job:
         full_calls = np.zeros(b * S, int)    # per row: evaluations whose prox was the global multi-start one
         damp = np.full(b * S, self.damping) if damp is None else np.asarray(damp, float)
         halvings = np.zeros(b * S, int)
+        coarse_last = None                  # the coarse stage's last iterates, converged or not (free_verdict)
         for i_stage, N in enumerate(stages):
             xi, y = xi_all[:, :N], y_all[:, :N]
             h_cache = np.zeros((b * S, N, 2, L, r))     # each row's minimisers (best, runner-up) at its last call
@@ -560,6 +577,7 @@ class _Job:
             if not final:          # a coarse stage that failed leaves that point at its start
                 conv = np.array([s is Status.CONVERGED for s in run.status])
                 coarse_x = np.where(conv[:, None], run.x, np.nan)
+                coarse_last = np.array(run.x, float)
                 ok = np.array([s in (Status.CONVERGED, Status.MAX_STEPS) for s in run.status])
                 X = np.where(ok[:, None] & np.all(np.isfinite(run.x), axis=1)[:, None], run.x, X)
         run.iterations = used
@@ -569,7 +587,8 @@ class _Job:
                                                 lam=float(self.lm[i])),
                                  float(self.al[i]), branch, run, slice(j * S, (j + 1) * S), cfg,
                                  self.full_prox_every, coarse_x, self.significance), even=self.even,
-                        iteration=self.iteration_record(run, slice(j * S, (j + 1) * S), cfg))
+                        iteration=self.iteration_record(run, slice(j * S, (j + 1) * S), cfg),
+                        coarse_scramble_x=None if coarse_last is None else coarse_last[j * S:(j + 1) * S])
                 for j, i in enumerate(pts)]
         return sols, run.x.reshape(b, S, n), run.history
 

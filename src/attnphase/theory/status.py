@@ -20,6 +20,9 @@ class Status(str, Enum):
     #                                    while its defining overlap vanished: the branch has no fixed point
     #                                    there, the iteration fell onto the uninformative point
     #                                    (collapse.collapse_record)
+    ON_PINNED = "on_pinned"            # free branch: the iteration sits on a pinned branch's fixed point (converged
+    #                                    there and stable against the pinned direction); its pinned overlap is an
+    #                                    integration artefact of the QMC points (free_verdict.decide)
 
     @property
     def ok(self) -> bool:
