@@ -1,0 +1,61 @@
+"""Away from the paper's defaults (issue 11, helper hC's audit): each test here failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnphase.errors import ParameterError
+from attnphase.model import ModelParams
+from attnphase.theory.routing import choose_integrator
+
+NON_PAPER_P = [((2.0,), (-2.0,)), ((0.0,), (0.0,)), ((1.0,), (1.0,)), ((1.0,), (0.0,))]
+
+
+@pytest.mark.parametrize("P", NON_PAPER_P)
+def test_auto_routes_a_non_paper_P_to_the_engine(P):
+    """The split and product rules hard-code the paper's encodings s = (1, -1) (MODEL.md §6): at L = 2 with any
+    other P (one column) ``auto`` must pick the QMC engine of §8, and ``split``/``product`` must be refused."""
+    p = ModelParams(P=P)
+    assert choose_integrator(p) == "qmc"
+    for rule in ("split", "product"):
+        with pytest.raises(ParameterError, match="P"):
+            choose_integrator(p, rule)
+
+
+def test_paper_P_and_its_mirror_keep_the_split_rule():
+    """P = ±(1, -1)ᵀ is the paper's case (the sign is the model's Q → −Q symmetry)."""
+    assert choose_integrator(ModelParams()) == "split"
+    assert choose_integrator(ModelParams(P=((-1.0,), (1.0,)))) == "split"
+
+
+@pytest.mark.parametrize("P", NON_PAPER_P[:2])
+def test_split_solver_refuses_a_non_paper_P(P):
+    """The §6 solver (used by transition and phase-diagram) must not silently solve the paper's P instead."""
+    from attnphase.theory.solver import solve_point
+    with pytest.raises(ParameterError, match="P"):
+        solve_point(ModelParams(P=P), 1.0, "positional", nodes=4)
+
+
+def _cli(args, capsys):
+    from attnphase.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err.strip().splitlines()
+
+
+@pytest.mark.parametrize("cmd", ["point", "curve"])
+@pytest.mark.parametrize("args,word", [
+    (["--qmc-points", "512"], "--qmc-points"),               # L = 2 default: the split rule, no QMC size
+    (["--scrambles", "4"], "--scrambles"),
+    (["--qmc-target", "0.01"], "--qmc-target"),
+    (["--L", "3", "--nodes", "8"], "--nodes"),               # L = 3: the QMC engine, no Gauss–Hermite order
+    (["--L", "3", "--rule", "product"], "--rule"),
+    (["--P", "2;-2", "--integrator", "split"], "P"),
+])
+def test_cli_refuses_the_other_integrators_resolution(cmd, args, word, capsys, tmp_path):
+    """An option that the chosen integrator does not use was dropped silently (a user asking for
+    ``--qmc-points 512`` at L = 2 got the split rule; ``--nodes 8`` at L = 3 a default QMC size): one line, exit 2."""
+    extra = ["--alpha", "1"] if cmd == "point" else ["--alphas", "1:2:2", "--out", str(tmp_path / "c.csv")]
+    code, _, err = _cli(["theory", cmd, *extra, *args], capsys)
+    assert code == 2 and len(err) == 1 and word in err[0], err
