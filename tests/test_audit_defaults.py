@@ -59,3 +59,9 @@ def test_cli_refuses_the_other_integrators_resolution(cmd, args, word, capsys, t
     extra = ["--alpha", "1"] if cmd == "point" else ["--alphas", "1:2:2", "--out", str(tmp_path / "c.csv")]
     code, _, err = _cli(["theory", cmd, *extra, *args], capsys)
     assert code == 2 and len(err) == 1 and word in err[0], err
+
+
+def test_scaling_theory_is_unavailable_for_a_non_paper_P():
+    """``scaling.theory_point`` put the split rule next to finite-d runs at any one-column P."""
+    from attnphase.scaling import theory_point
+    assert theory_point(ModelParams(P=((2.0,), (-2.0,))), 1.0, "positional")["available"] is False
