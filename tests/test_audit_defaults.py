@@ -65,3 +65,14 @@ def test_scaling_theory_is_unavailable_for_a_non_paper_P():
     """``scaling.theory_point`` put the split rule next to finite-d runs at any one-column P."""
     from attnphase.scaling import theory_point
     assert theory_point(ModelParams(P=((2.0,), (-2.0,))), 1.0, "positional")["available"] is False
+
+
+def test_split_point_says_when_its_branch_collapsed(capsys):
+    """``theory point`` (split rule) called a semantic point with θ ~ 1e-11 (α = 0.05) just ``converged``;
+    ``theory curve`` calls it ``collapsed`` and so must the point (JSON ``state``, one note)."""
+    import json
+    code, out, err = _cli(["theory", "point", "--alpha", "0.05", "--branch", "semantic", "--nodes", "4",
+                           "--json"], capsys)
+    d = json.loads(out)
+    assert code in (0, None) and d["converged"] and abs(d["theta"]) < 1e-6
+    assert d["state"] == "collapsed" and any("collapsed" in line for line in err), err

@@ -111,8 +111,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
     else:
         s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
+        from ..phase.continuation import COLLAPSE_TOL, PointState, point_state
+        state = point_state(s)      # the state `theory curve` reports (collapsed, unstable, …; MODEL.md §7)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
-             **{k: getattr(s, k) for k in _KEYS}}
+             **{k: getattr(s, k) for k in _KEYS}, "state": state.value}
         rows = [[k, v] for k, v in d.items()]
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
@@ -123,6 +125,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g}, {how})", ["quantity", "value"], rows)
     if not converged:
         console.print(f"[yellow]warning: not converged: {status}[/yellow]")
+    elif how != "qmc" and state is PointState.COLLAPSED:
+        key = "theta" if branch == "semantic" else "m"
+        console.print(f"[yellow]note: collapsed: the {branch} branch's overlap vanishes here (it is the "
+                      f"uninformative point; |{key}| ≤ {COLLAPSE_TOL:g} σ√q)[/yellow]")
     elif how == "qmc" and g.stability is not None and g.stability["verdict"] != "stable":
         st = g.stability      # growth factor of the pinned direction (theory.stability_general)
         console.print(f"[yellow]note: {st['verdict']} against the pinned direction: growth {st['growth']:.3g} ± "
