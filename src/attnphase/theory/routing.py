@@ -2,8 +2,8 @@
 fixed-point safeguard the general engine uses by default for a structure (:func:`default_backtrack`).
 
 ``auto`` picks the split-line rule where it applies (L = 2, r = r* = 1, P = ±(1, -1)ᵀ: the precise integrator
-of §6) and
-the randomized-QMC engine of §8 everywhere else; ``split`` and ``product`` are refused outside their case.
+of §6) and the randomized-QMC engine of §8 everywhere else; ``split`` and ``product`` are refused outside their
+case.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def has_paper_encodings(params: ModelParams) -> bool:
     (MODEL.md §6; the sign is the model's ``Q → −Q`` symmetry). Any other P at L = 2 (a scale, ``P = 0``,
     ``(1, 1)ᵀ``) is a different model, solved by the engine of §8."""
     P = params.P_array
-    return P.shape == (2, 1) and abs(abs(P[0, 0]) - 1.0) < 1e-12 and P[1, 0] == -P[0, 0]
+    return P.shape == (2, 1) and abs(abs(P[0, 0]) - 1.0) < 1e-12 and abs(P[1, 0] + P[0, 0]) < 1e-12
 
 
 def is_small(params: ModelParams) -> bool:
