@@ -111,7 +111,7 @@ def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = N
 def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None = None, nodes: int | None = None,
           integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
     """One fixed point of the asymptotic equations on ``branch``. ``integrator="auto"``: the split-line rule of
-    MODEL.md §6 for L = 2, r = r* = k = 1 (``Result`` wraps :class:`attnphase.theory.FixedPointSolution`),
+    MODEL.md §6 for L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``Result`` wraps :class:`attnphase.theory.FixedPointSolution`),
     the QMC engine of §8 otherwise (wraps :class:`attnphase.theory.engine.GeneralSolution`, with ``*_err``
     error bars; ``qmc_config`` a :class:`~attnphase.theory.engine.QMCConfig`). Either way ``res.q``,
     ``res.converged``, ``res.status`` and ``to_frame()``.
@@ -139,7 +139,7 @@ def _route(p: ModelParams, integrator: str, nodes: int | None, qmc_config: Any) 
     from .theory.routing import choose_integrator
     how = choose_integrator(p, integrator)
     if how == "qmc" and nodes is not None:
-        raise ParameterError("nodes", "unset with the QMC engine (L != 2, r != 1, r* != 1, k != 1 or "
+        raise ParameterError("nodes", "unset with the QMC engine (L != 2, r != 1, r* != 1, P != ±(1, -1)ᵀ or "
                              "integrator='qmc'); its resolution is qmc_config", nodes)
     if how != "qmc" and qmc_config is not None:
         raise ParameterError("qmc_config", "unset with the split or product rule (its resolution is nodes)",
@@ -169,7 +169,7 @@ def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config:
 def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelParams | None = None,
           nodes: int | None = None, integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
     """A branch along ``alphas``; ``to_frame()`` is one row per α (unconverged points kept,
-    ``converged = False``). L = 2, r = r* = k = 1 (``integrator="auto"``/``"split"``/``"product"``):
+    ``converged = False``). L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``integrator="auto"``/``"split"``/``"product"``):
     continuation with the split-line rule; otherwise (or ``"qmc"``) all α in one batch of the QMC engine."""
     from functools import partial
 

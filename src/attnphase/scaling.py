@@ -69,8 +69,10 @@ def theory_point(params: ModelParams, alpha: float, branch: str) -> dict[str, An
     Uses the current ``attnphase.theory.solver.solve_point`` (L = 2, r = 1 only); other models return
     ``{"available": False}``. This is the one place to swap in a general engine.
     """
-    if params.L != 2 or params.r != 1 or params.r_star != 1 or params.k != 1:
-        return {"available": False, "branch": branch, "reason": "theory engine covers L = 2, r = r* = k = 1"}
+    from .theory.routing import is_small
+    if not is_small(params):
+        return {"available": False, "branch": branch,
+                "reason": "theory engine covers L = 2, r = r* = 1, P = ±(1, -1)ᵀ"}
     from .theory.solver import solve_point
     sol = solve_point(params, alpha, branch=branch)
     return {"available": True, "branch": branch, "converged": bool(sol.converged), "status": sol.status,

@@ -20,8 +20,8 @@ NODES_HELP = ("Resolution: Gauss-Hermite order in the smooth directions of the s
               "panels across the switching set (even; default 8; 4 is ~4x cheaper, ~1e-4 accurate). With --rule "
               "product: order per dimension of the plain product rule.")
 RULE_HELP = "split (integration split at the basin switches, default) or product (plain Gauss-Hermite)."
-INTEGRATOR_HELP = ("auto (split for L=2, r=r*=1, k=1; qmc otherwise), split, product (both only L=2, r=r*=1, "
-                   "k=1), or qmc (scrambled Sobol, any L, r, r*, A, P; MODEL.md §8).")
+INTEGRATOR_HELP = ("auto (split for L=2, r=r*=1, P=(1,-1)ᵀ; qmc otherwise), split, product (both only there), "
+                   "or qmc (scrambled Sobol, any L, r, r*, A, P; MODEL.md §8).")
 RStarOpt = typer.Option(1, "--r-star", help="Teacher rank r* >= 1.")
 POpt = typer.Option(None, "--P", help="Positional-encoding coefficients, L x k, rows ';'-separated "
                     "(default \"1;-1\" for L=2, the identity otherwise).")
@@ -40,8 +40,23 @@ def _params(L, r, r_star, sigma, lam, omega, A, P):
     return params if P is None else params.replace(P=parse_matrix("P", P))
 
 
-def _route(params, integrator: str, rule: str | None) -> str:
-    return choose_integrator(params, integrator, rule, name="--integrator")
+def _route(params, integrator: str, rule: str | None, nodes=None, qmc_points=None, scrambles=None,
+           qmc_target=None) -> str:
+    """The integrator, refusing the other integrator's resolution options (one of them given for nothing would
+    be dropped silently: ``--nodes`` at L = 3, ``--qmc-points`` on the split rule)."""
+    how = choose_integrator(params, integrator, rule, name="--integrator")
+    if how == "qmc":
+        for name, value in (("--nodes", nodes), ("--rule", rule)):
+            if value is not None:
+                raise ParameterError(name, "unset with the QMC engine (L != 2, r != 1, r* != 1, P != (1, -1)ᵀ or "
+                                     "--integrator qmc); its resolution is --qmc-points/--scrambles/--qmc-target",
+                                     value)
+    else:
+        for name, value in (("--qmc-points", qmc_points), ("--scrambles", scrambles), ("--qmc-target", qmc_target)):
+            if value is not None:
+                raise ParameterError(name, f"unset with the {how} rule (its resolution is --nodes); "
+                                     "--integrator qmc uses the QMC options", value)
+    return how
 
 
 def _qmc_config(qmc_points, scrambles, target=None):
@@ -75,7 +90,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
-    how = _route(params, integrator, rule)
+    how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
     if how == "qmc":
         from ..progress import QMCStatus
         from ..theory.engine import solve
@@ -96,8 +111,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
     else:
         s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
+        from ..phase.continuation import COLLAPSE_TOL, PointState, point_state
+        state = point_state(s)      # the state `theory curve` reports (collapsed, unstable, …; MODEL.md §7)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
-             **{k: getattr(s, k) for k in _KEYS}}
+             **{k: getattr(s, k) for k in _KEYS}, "state": state.value}
         rows = [[k, v] for k, v in d.items()]
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
@@ -118,6 +135,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         console.print(f"[yellow]warning: not converged: {status}[/yellow]")
     elif verdict is not None:
         console.print(f"[yellow]note: checked against the {verdict['branch']} point: {verdict['reason']}[/yellow]")
+    elif how != "qmc" and state is PointState.COLLAPSED:
+        key = "theta" if branch == "semantic" else "m"
+        console.print(f"[yellow]note: collapsed: the {branch} branch's overlap vanishes here (it is the "
+                      f"uninformative point; |{key}| ≤ {COLLAPSE_TOL:g} σ√q)[/yellow]")
     elif how == "qmc" and g.stability is not None and g.stability["verdict"] != "stable":
         st = g.stability      # growth factor of the pinned direction (theory.stability_general)
         console.print(f"[yellow]note: {st['verdict']} against the pinned direction: growth {st['growth']:.3g} ± "
@@ -151,7 +172,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
         raise ParameterError("--alphas", "values > 0", alphas)
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
-    how = _route(params, integrator, rule)
+    how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
     if how != "qmc":
         check_theory_request(params, nodes, how)
     out = check_output_path(out)

@@ -1,8 +1,9 @@
 """Which integrator solves a point (MODEL.md §6 vs §8): one rule for the CLI and the notebook API; and the
 fixed-point safeguard the general engine uses by default for a structure (:func:`default_backtrack`).
 
-``auto`` picks the split-line rule where it applies (L = 2, r = r* = k = 1: the precise integrator of §6) and
-the randomized-QMC engine of §8 everywhere else; ``split`` and ``product`` are refused outside their case.
+``auto`` picks the split-line rule where it applies (L = 2, r = r* = 1, P = ±(1, -1)ᵀ: the precise integrator
+of §6) and the randomized-QMC engine of §8 everywhere else; ``split`` and ``product`` are refused outside their
+case.
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from ..model import ModelParams
 INTEGRATORS = ("auto", "split", "qmc", "product")
 
 
+def has_paper_encodings(params: ModelParams) -> bool:
+    """True when ``P = ±(1, -1)ᵀ``: the encodings ``s = (+1, -1)`` that the split and product rules hard-code
+    (MODEL.md §6; the sign is the model's ``Q → −Q`` symmetry). Any other P at L = 2 (a scale, ``P = 0``,
+    ``(1, 1)ᵀ``) is a different model, solved by the engine of §8."""
+    P = params.P_array
+    return P.shape == (2, 1) and abs(abs(P[0, 0]) - 1.0) < 1e-12 and abs(P[1, 0] + P[0, 0]) < 1e-12
+
+
 def is_small(params: ModelParams) -> bool:
-    """True for the case of MODEL.md §6 (L = 2, r = r* = 1, one positional direction)."""
-    return params.L == 2 and params.r == 1 and params.r_star == 1 and params.k == 1
+    """True for the case of MODEL.md §6 (L = 2, r = r* = 1, one positional direction with ``P = ±(1, -1)ᵀ``)."""
+    return params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)
 
 
 def choose_integrator(params: ModelParams, integrator: str = "auto", rule: str | None = None,
@@ -28,6 +37,10 @@ def choose_integrator(params: ModelParams, integrator: str = "auto", rule: str |
     if integrator == "auto":
         integrator = (rule or "split") if small else "qmc"
     if integrator in ("split", "product") and not small:
+        if params.L == 2 and params.r == 1 and params.r_star == 1:
+            raise ParameterError("P", f"(1, -1)ᵀ or (-1, 1)ᵀ with integrator {integrator} (the split and product "
+                                 "rules hard-code the paper's encodings; use qmc or auto for another P)",
+                                 [list(row) for row in params.P])
         raise ParameterError(name, "qmc or auto when L != 2, r != 1, r* != 1 or k != 1 (the split and product "
                              "rules are for L = 2, r = r* = 1, k = 1)", integrator)
     return integrator

@@ -15,6 +15,7 @@ from .channel import channel
 from .observables import eps_g as _eps_g, free_energy
 from .prior import prior
 from .quadrature import ProductRule
+from .routing import has_paper_encodings
 from .switching import SplitRule
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -84,6 +85,10 @@ def _validate(params: ModelParams, alpha: float, branch: str, nodes: int, rule: 
     if params.L != 2 or params.r != 1 or params.r_star != 1:
         raise ParameterError("params", "L = 2, r = 1, r_star = 1 (the solvable case of MODEL.md §6)",
                              (params.L, params.r, params.r_star))
+    if not has_paper_encodings(params):
+        raise ParameterError("P", "(1, -1)ᵀ or (-1, 1)ᵀ for the L = 2 solver of MODEL.md §6 (it hard-codes the "
+                             "paper's encodings; another P needs the QMC engine, integrator='qmc')",
+                             [list(row) for row in params.P])
     check_range("alpha", alpha, lo=0.0, lo_open=True)
     if branch not in BRANCHES:
         raise ParameterError("branch", f"one of {', '.join(BRANCHES)}", branch)
