@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _docblock import append_to_section
 from _revision import src_tree
 
 TITLE = "## Fresh-process latency of `theory point` (issue 11, helper hA)"
@@ -175,13 +176,7 @@ def _write(rows, load0, stamp, same) -> None:
             "", "| process | outcome | wall time | CPU time (user + system) |", "|---|---|---|---|"]
     text += [f"| {w} | {o} | {t} | {c} |" for w, o, t, c in rows]
     body = "\n".join(text) + "\n\n"
-    doc = DOC.read_text()
-    if TITLE not in doc:                                # a new section just before the file's last one
-        last = doc.rindex("\n## ") + 1
-        doc = doc[:last] + TITLE + "\n\n" + doc[last:]
-    end = doc.index("\n## ", doc.index(TITLE)) + 1     # this section's end: the next section
-    doc = doc[:end] + body + doc[end:]
-    DOC.write_text(doc)
+    append_to_section(DOC, TITLE, body)
 
 
 if __name__ == "__main__":

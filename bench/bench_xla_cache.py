@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _docblock import append_to_section
 from _revision import src_tree
 
 TITLE = "## Persistent compilation cache in every process (issue 11, helper hB)"
@@ -112,13 +113,7 @@ def _write(rows, load0, stamp) -> None:
             "", "| process | outcome | wall time of the process |", "|---|---|---|"]
     text += [f"| {w} | {o} | {t} |" for w, o, t in rows]
     body = "\n".join(text) + "\n\n"
-    doc = DOC.read_text()
-    if TITLE not in doc:                                # a new section just before the file's last one
-        last = doc.rindex("\n## ") + 1
-        doc = doc[:last] + TITLE + "\n\n" + doc[last:]
-    end = doc.index("\n## ", doc.index(TITLE)) + 1     # this section's end: the next section
-    doc = doc[:end] + body + doc[end:]
-    DOC.write_text(doc)
+    append_to_section(DOC, TITLE, body)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ from .theory_cmd import theory_app
 _KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
          "iterations", "residual", "status", "stability", "stable", "nodes", "rule"]
 NODES_HELP = ("Resolution: Gauss-Hermite order in the smooth directions of the split-line rule, 4x as many "
-              "panels across the switching set (even; default 8; 4 is ~4x cheaper, ~1e-4 accurate). With --rule "
+              "panels across the switching set (even; default 8, raised to 16/24/32 where the student's q "
+              "exceeds 0.7/1.3/2; 4 is ~4x cheaper, ~1e-4 accurate at sigma = 0.5). With --rule "
               "product: order per dimension of the plain product rule.")
 RULE_HELP = "split (integration split at the basin switches, default) or product (plain Gauss-Hermite)."
 INTEGRATOR_HELP = ("auto (split for L=2, r=r*=1, P=(1,-1)ᵀ; qmc otherwise), split, product (both only there), "
@@ -85,6 +86,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
+    from ..theory.solver import resolution_note
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
     if branch not in BRANCHES:
         raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
@@ -114,7 +116,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         from ..phase.continuation import COLLAPSE_TOL, PointState, point_state
         state = point_state(s)      # the state `theory curve` reports (collapsed, unstable, …; MODEL.md §7)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
-             **{k: getattr(s, k) for k in _KEYS}, "state": state.value}
+             **{k: getattr(s, k) for k in _KEYS}, "state": state.value,
+             "resolution_note": resolution_note(s.q, s.nodes, how) if s.converged else None}
         rows = [[k, v] for k, v in d.items()]
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
@@ -143,6 +146,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         st = g.stability      # growth factor of the pinned direction (theory.stability_general)
         console.print(f"[yellow]note: {st['verdict']} against the pinned direction: growth {st['growth']:.3g} ± "
                       f"{st['growth_err']:.2g}" + (f" ({st['reason']})" if st["reason"] else "") + "[/yellow]")
+    if how != "qmc" and d.get("resolution_note"):
+        console.print(f"[yellow]note: {d['resolution_note']}[/yellow]")
 
 
 @theory_app.command("curve")

@@ -24,6 +24,7 @@ from ..model import ModelParams
 from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
                            _unsolved,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
+from ..theory.solver import resolution_note
 from .roots import Unrefinable, local_root, table_root
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
 
@@ -384,6 +385,17 @@ def _locate_start(params, br: Branch, old: list, new: Branch, direction: str, kw
         br.end, br.begin = new.end or br.end, back.end
 
 
+def _scale_note(branches: dict, lines: list[float], nodes: int) -> str | None:
+    """A note where the valid points up to the located lines have a student norm q beyond the range in which
+    the split rule at order ``nodes`` was measured accurate (:func:`solver.resolution_note`)."""
+    if not lines:
+        return None
+    top = max(lines) * 1.05
+    qs = [float(p.q) for br in branches.values() for p in br.valid() if p.alpha <= top and np.isfinite(p.q)]
+    note = resolution_note(max(qs), nodes) if qs else None
+    return None if note is None else f"α_c, α_l located with the split rule at nodes = {nodes}: {note}"
+
+
 def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, nodes: int | None = None,
                curve_nodes: int | None = DIAGRAM_NODES, progress: Callable[[str, int, int], None] | None = None,
                refine: bool = True, xtol: float = 1e-4, mixed_alphas: Sequence[float] | None = None,
@@ -423,6 +435,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         raise ParameterError("xtol", "> 0", xtol)
     if not alpha_min > 0 or not alpha_max > alpha_min:
         raise ParameterError("alpha_min, alpha_max", "0 < alpha_min < alpha_max", (alpha_min, alpha_max))
+    split_rule = solver is None                  # the default solver: the split rule at ``nodes``
     solver = solver or default_solver()
     init = init or {}
     el = float(_eps_lin(params))
@@ -524,6 +537,9 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
+    scale = _scale_note(branches, [a for a in (alpha_c, alpha_l) if a is not None], nodes) if split_rule else None
+    if scale is not None:
+        notes.append(scale)
     mixed = mixed_at(params, {b: list(br) + br.extra for b, br in branches.items()}, mixed_alphas,
                      nodes=mixed_nodes, progress=progress)
     prov = _prov(dict(params=params.to_dict(), alphas=list(map(float, grid)), nodes=nodes, curve_nodes=curve_nodes,

@@ -23,6 +23,40 @@ DEFAULT_NODES = 8
 """Default resolution ``nodes`` of the split-line rule: Gauss–Hermite order ``nodes`` in ξ_v, y_v and
 ``4·nodes`` composite Gauss–Legendre panels in y_u (docs/theory.md, convergence study)."""
 
+SCALE_NODES = ((0.7, 8), (1.3, 16), (2.0, 24))
+"""(largest student norm q, outer order of the split rule) measured accurate to ~1e-3 relative in q, θ, e_t
+(issue 11 audit; docs/theory_general.md "Split rule: the resolution follows the student's scale"): the
+integrand sharpens with q (the scores scale with it), so order 8, accurate to ~1e-5 at σ = 0.5 (q ≈ 0.12), is
+6.6e-4 off in e_t at σ = 1 (q ≈ 0.6), 1.3e-2 at σ = 1.5 (q ≈ 1.2) and 1.4e-2 at σ = 2 (q ≈ 1.8); order 16 is
+1.2e-4 off at σ = 1.5, order 24 2e-4 at σ = 2 (each against the next finer order, α = 2, ω = 0.3)."""
+BEYOND_SCALE_NODES = 32
+"""Order used above the measured range (q > 2): not validated there (:func:`resolution_note` says so)."""
+
+
+def nodes_for_scale(q: float) -> int:
+    """The smallest outer order of the split rule measured accurate (~1e-3) at student norm ``q``
+    (:data:`SCALE_NODES`; :data:`BEYOND_SCALE_NODES` above it)."""
+    for q_max, nodes in SCALE_NODES:
+        if q <= q_max:
+            return nodes
+    return BEYOND_SCALE_NODES
+
+
+def resolution_note(q: float, nodes: int, rule: str = "split") -> str | None:
+    """A one-line note where the split rule at order ``nodes`` is used beyond the student norm it was measured
+    accurate at (:data:`SCALE_NODES`); None where it is within it."""
+    if rule != "split" or not np.isfinite(q):
+        return None
+    need = nodes_for_scale(q)
+    if nodes >= need and q <= SCALE_NODES[-1][0]:
+        return None
+    if nodes >= need:
+        return (f"q = {q:.3g} is beyond the range where the split rule's accuracy was measured (q ≤ "
+                f"{SCALE_NODES[-1][0]:g}); compare with a finer --nodes")
+    return (f"q = {q:.3g}: the split rule at nodes = {nodes} is accurate to ~1e-3 only for q ≤ "
+            f"{max((qm for qm, n in SCALE_NODES if n <= nodes), default=0.0):g}; use nodes ≥ {need}")
+
+
 _PINS = {"semantic": (False, True, False, False),       # pinned (q, m, V, θ): m̂ = 0
          "positional": (False, False, False, True),     # θ̂ = 0
          "uninformative": (False, True, False, True),
@@ -307,10 +341,14 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     same x is evaluated again with the full global search, and only that evaluation can end the solve (its
     hats are the ones returned), so a basin the warm starts missed cannot reach a result (docs/benchmarks.md,
     "Faster split-rule map"). ``fast=False``: the full global search at every evaluation.
+    ``nodes`` None (default, split rule): order ``DEFAULT_NODES``, raised after convergence to
+    :func:`nodes_for_scale` of the converged q and polished there (warm, the secant pairs kept) until the order
+    fits the scale; the order used is the solution's ``nodes``. An explicit ``nodes`` is used as given.
     ``stability_nodes``: outer order of the rule the growth factor is evaluated on (MODEL.md §7); default
     ``min(nodes, STABILITY_NODES)`` (cheap, ~1e-2 absolute); pass ``nodes`` where the factor's crossing of +1
     is to be located (it is recorded on the solution as ``stability_nodes``).
     """
+    auto = nodes is None and rule == "split"
     nodes = DEFAULT_NODES if nodes is None else nodes
     _validate(params, alpha, branch, nodes, rule)
     check_range("rtol", rtol, lo=0.0, lo_open=True)
@@ -331,6 +369,11 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
         steps += it
         if ch is None:
             break
+    while auto and ch is not None and converged and nodes_for_scale(float(x[0])) > nodes:
+        nodes = nodes_for_scale(float(x[0]))     # the student's scale needs a finer rule: polish on it
+        F = _Map(params, alpha, branch, make_rule(nodes, rule), fast=fast)
+        x, h, ch, converged, status, residual, it = _iterate(F, x, rtol, max_steps, damping, anderson, pairs)
+        steps += it
     if ch is None:
         nan = float("nan")
         return FixedPointSolution(alpha, branch, params, *map(float, x), nan, nan, nan, nan, nan, nan, False,
