@@ -125,11 +125,11 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     how = _route(p, integrator, nodes, qmc_config)
     if how == "qmc":
         return _solve_qmc(p, [alpha], branch, qmc_config, kw, "theory point")
-    sol = solve_point(p, alpha, branch, nodes=nodes, rule=how, **kw)
+    sol = solve_point(p, alpha, branch, nodes=nodes, rule=how, **{"continuation": True, **kw})
     prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=sol.nodes, options=kw),
                  integrator=dict(rule=sol.rule, nodes=sol.nodes),
                  convergence=dict(converged=bool(sol.converged), status=sol.status, residual=sol.residual,
-                                  iterations=sol.iterations))
+                                  iterations=sol.iterations, start=sol.start))
     return Result("theory point", sol, curve_table([sol]).assign(converged=bool(sol.converged)), prov)
 
 

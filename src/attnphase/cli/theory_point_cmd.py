@@ -112,11 +112,11 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                        f"{last['rse']:.2g} at {last['points']} x {last['scrambles']}, the cap)")
         rows = [[k, v] for k, v in d.items() if k not in ("matrices", "provenance")]
     else:
-        s = solve_point(params, alpha, branch, nodes=nodes, rule=how)
+        s = solve_point(params, alpha, branch, nodes=nodes, rule=how, continuation=True)
         from ..phase.continuation import COLLAPSE_TOL, PointState, point_state
         state = point_state(s)      # the state `theory curve` reports (collapsed, unstable, …; MODEL.md §7)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
-             **{k: getattr(s, k) for k in _KEYS}, "state": state.value,
+             **{k: getattr(s, k) for k in _KEYS}, "state": state.value, "start": s.start,
              "resolution_note": resolution_note(s.q, s.nodes, how) if s.converged else None}
         rows = [[k, v] for k, v in d.items()]
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,

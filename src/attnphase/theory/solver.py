@@ -4,7 +4,7 @@ on their invariant subspaces, stability of each pinned branch against its pinned
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -93,6 +93,10 @@ class FixedPointSolution:
     stability_nodes: int | None = None
     """Outer order of the split rule the growth factor ``stability`` was evaluated on (None: not evaluated);
     by default ``min(nodes, STABILITY_NODES)``, see :func:`solve_point`'s ``stability_nodes``."""
+    start: str = "given or model"
+    """Where the iteration started: ``"given or model"`` (``init``, or :func:`start_state`), or ``"continuation
+    from α = … (n steps)"`` where a failed cold start at large α was rescued (:func:`solve_point`'s
+    ``continuation``)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -314,12 +318,68 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     return x, h, ch, converged, status, residual, it
 
 
+LADDER_FROM = 2.0
+"""Largest α at which the model's start (:func:`start_state`, fitted at α ≤ 2) is trusted; above it a failed
+cold start may be rescued by continuation from here (:func:`solve_point`'s ``continuation``)."""
+LADDER_RATIO = 1.5
+"""Largest ratio between successive α of that continuation (halved in log α where a step fails)."""
+LADDER_MIN_RATIO = 1.02
+"""Smallest ratio tried before the continuation gives up."""
+LADDER_MAX_STEPS = 60
+"""Most solves one continuation may take (successful and failed steps together)."""
+
+
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
                 anderson: int = 4, coarse: bool = True, fast: bool = True,
-                stability_nodes: int | None = None) -> FixedPointSolution:
-    """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``.
+                stability_nodes: int | None = None, continuation: bool = False) -> FixedPointSolution:
+    """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``
+    (:func:`_solve_point`, whose docstring says how). ``continuation`` (used by ``theory point`` and
+    ``api.solve``): where a cold start (no ``init``) at α > ``LADDER_FROM`` does not converge — the model's
+    start is fitted at α ≤ 2 and is far off at α = 10 (map failed: D ≤ 0; issue 11 audit) — the point is solved
+    at ``LADDER_FROM`` and followed up in α (:func:`_ladder`: each step warm-started from the last); the
+    solution's ``start`` says so. Where it cannot get there, the cold start's failure is returned, its status
+    saying where the continuation stopped."""
+    kw = dict(nodes=nodes, rule=rule, rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
+              coarse=coarse, fast=fast)
+    sol = _solve_point(params, alpha, branch, init=init, stability=stability, stability_nodes=stability_nodes,
+                       **kw)
+    if sol.converged or not continuation or init is not None or not float(alpha) > LADDER_FROM:
+        return sol
+    return _ladder(params, float(alpha), branch, sol, stability, stability_nodes, kw)
+
+
+def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> FixedPointSolution:
+    """:func:`solve_point`'s ``continuation``: from ``LADDER_FROM`` up to ``alpha``, steps of ratio ≤
+    ``LADDER_RATIO`` halved (in log α) where a step fails, down to ``LADDER_MIN_RATIO``; the cold start's
+    failure ``cold`` (its status saying where the continuation stopped) if it cannot get there."""
+    prev = _solve_point(params, LADDER_FROM, branch, stability=False, **kw)
+    a, ratio, steps = LADDER_FROM, LADDER_RATIO, 0
+    while prev.converged and a < alpha and steps < LADDER_MAX_STEPS:
+        nxt = min(alpha, a * ratio)
+        last = nxt == alpha
+        sol = _solve_point(params, nxt, branch, init=prev, stability=stability and last,
+                           stability_nodes=stability_nodes, **kw)
+        steps += 1
+        if sol.converged:
+            prev, a, ratio = sol, nxt, min(LADDER_RATIO, ratio * 1.5)
+        elif ratio ** 0.5 >= LADDER_MIN_RATIO:
+            ratio = ratio ** 0.5
+        else:
+            break
+    if prev.converged and a == alpha:
+        return replace(prev, start=f"continuation from α = {LADDER_FROM:g} ({steps} steps)")
+    where = f"at α = {a:g}" if prev.converged else f"at its start α = {LADDER_FROM:g}"
+    return replace(cold, status=f"{cold.status} (continuation from α = {LADDER_FROM:g} stopped {where})")
+
+
+def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
+                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
+                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
+                 anderson: int = 4, coarse: bool = True, fast: bool = True,
+                 stability_nodes: int | None = None) -> FixedPointSolution:
+    """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha`` from one start.
 
     ``rule="split"`` (default) integrates along lines split at the basin switches
     (:mod:`.switching`, outer order ``nodes``); ``"product"`` is the plain Gauss–Hermite rule.
