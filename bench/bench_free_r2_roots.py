@@ -73,18 +73,21 @@ def reduce(x: OrderParams):
                       x.V[0, 0], x.V[0, 1], x.V[1, 1]])
 
 
-def make_map(p: ModelParams, alpha: float, xi, y):
-    """z → (G(z), e_t(z), valid) for one point set (jit-compiled)."""
+def make_map(p: ModelParams, alpha: float, xi, y, coords=None, gauge=None):
+    """z → (G(z), e_t(z), valid) for one point set (jit-compiled). ``coords``: the reduced coordinates as
+    (expand, reduce) and ``gauge`` the rotation fixing them (default: this module's, M = (‖M‖, 0))."""
+    expand_, reduce_ = coords or (expand, reduce)
+    gauge = gauge or m_gauge
     knobs = CG.Knobs(*(jnp.asarray(v, jnp.float64) for v in (alpha, p.omega, p.sigma, p.lam)))
     A, P = jnp.asarray(p.A_array), jnp.asarray(p.P_array)
     offsets = jnp.asarray(PG.start_offsets(p.L, p.r))
 
     @jax.jit
     def G(z):
-        x = expand(z)
+        x = expand_(z)
         out = CG.channel(x, knobs, xi, y, A, P, offsets)
-        fx = m_gauge(CG.prior(out.hats, knobs))
-        return reduce(fx), -CG.free_energy(x, out.hats, out.EM, knobs), CG.valid(x, out.hats, knobs)
+        fx = gauge(CG.prior(out.hats, knobs))
+        return reduce_(fx), -CG.free_energy(x, out.hats, out.EM, knobs), CG.valid(x, out.hats, knobs)
 
     return G
 

@@ -61,7 +61,7 @@ from attnphase.theory.engine import QMCConfig, solve_batch  # noqa: E402
 from attnphase.theory.finite_size import coefficients  # noqa: E402
 from attnphase.theory.starts import model_start  # noqa: E402
 from attnphase.theory.state import OrderParams, canonical_frame, invariants, unflatten  # noqa: E402
-from bench_free_r2_roots import rotate_onto_first  # noqa: E402
+from bench_free_r2_roots import make_map, rotate_onto_first  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "data" / "r2_sigma07"
@@ -275,23 +275,13 @@ def expand(z) -> OrderParams:
 
 
 def free_map(p: ModelParams, alpha: float, points: int, seed: int):
-    """z → (G(z), e_t(z), valid): the free map of one scramble (``points`` Sobol points, seed ``seed``), jitted."""
-    from attnphase.theory import channel_general as CG, prox_general as PG, qmc
+    """z → (G(z), e_t(z), valid): the free map of one scramble (``points`` Sobol points, seed ``seed``), jitted,
+    in this module's θ gauge and coordinates (``bench_free_r2_roots.make_map``)."""
+    from attnphase.theory import qmc
     L, r, rs = p.L, p.r, p.r_star
     Z = qmc.scrambles(L * (r + rs), points, (seed,))[0]
     xi, y = jnp.asarray(Z[:, :L * r].reshape(-1, L, r)), jnp.asarray(Z[:, L * r:].reshape(-1, L, rs))
-    knobs = CG.Knobs(*(jnp.asarray(v, jnp.float64) for v in (alpha, p.omega, p.sigma, p.lam)))
-    A, P = jnp.asarray(p.A_array), jnp.asarray(p.P_array)
-    offsets = jnp.asarray(PG.start_offsets(p.L, p.r))
-
-    @jax.jit
-    def G(z):
-        x = expand(z)
-        out = CG.channel(x, knobs, xi, y, A, P, offsets)
-        return reduce(theta_gauge(CG.prior(out.hats, knobs))), -CG.free_energy(x, out.hats, out.EM, knobs), \
-            CG.valid(x, out.hats, knobs)
-
-    return G
+    return make_map(p, alpha, xi, y, coords=(expand, reduce), gauge=theta_gauge)
 
 
 def run_roots(alpha: float, points: int, scrambles: int, d: int, n: int) -> dict:
