@@ -148,9 +148,31 @@ def test_a_failing_export_or_call_traces_instead(store, monkeypatch):
         q = _program()
         q(*_args())
         assert q.source is EP.Source.EXPORTED and len(_entries(store)) == 1
-        x, pair, y, h = _args()
-        odd = (x.astype(jnp.float32), pair, y, h)              # the stored program's call refuses float32
-        assert _same(q(*odd), q.fn(*odd)) and q.source is EP.Source.TRACED
+        sig, (call, _) = next(iter(q._calls.items()))
+
+        def broken(*leaves):
+            raise ValueError("the stored call fails")
+        q._calls[sig] = (broken, EP.Source.LOADED)
+        assert _same(q(*_args()), q.fn(*_args())) and q.source is EP.Source.TRACED
+
+
+def test_another_fixed_size_or_dtype_gets_its_own_entry(store, caplog):
+    """A call whose FIXED axis (or dtype) differs from the first call's is not sent to the first entry (it
+    would fail on the shape and fall back to tracing for good, with a warning: the split rule's lines 256 then
+    128 in a transition did); it loads or exports its own entry. Calls differing in a NAMED axis share one."""
+    with jax.enable_x64(True):
+        p = _program()
+        a = _args()
+        wide = (jnp.concatenate([a[0], a[0]], axis=1),) + a[1:]       # x's fixed axis 3 -> 6
+        odd = (a[0].astype(jnp.float32),) + a[1:]
+        with caplog.at_level("WARNING", logger=EP.__name__):
+            for args in (a, wide, odd, _args(R=7, N=32)):
+                assert _same(p(*args), p.fn(*args)) and p.source is EP.Source.EXPORTED
+        assert not caplog.records
+        assert len(_entries(store)) == 3                              # a, wide, odd; R = 7 shares a's
+        q = _program()
+        for args in (wide, odd):
+            assert _same(q(*args), q.fn(*args)) and q.source is EP.Source.LOADED
 
 
 @pytest.mark.parametrize("how", ["exported off", "cache off", "no flatbuffers"])

@@ -180,44 +180,55 @@ class StoredProgram:
     ``name`` and ``static`` (hashable, e.g. the model structure) identify the program besides its arguments;
     ``axes``: per positional argument, a tuple naming each axis that may change size between calls (None for
     a fixed one), e.g. ``("R", None)`` for rows × state; an argument that is None stays None. Called like
-    ``fn``, returns what ``fn`` returns. ``source`` says where the program came from (:class:`Source`)."""
+    ``fn``, returns what ``fn`` returns. One entry per argument structure, fixed sizes and dtypes (a call with
+    another fixed size, e.g. the split rule's number of lines, loads or exports its own entry; only the named
+    axes share one). ``source`` says where the program of the latest call came from (:class:`Source`)."""
 
     def __init__(self, name: str, fn: Callable, static: Any, axes: Sequence[Any]):
         self.name, self.fn, self.static, self.axes = name, fn, static, tuple(axes)
         self.source = Source.PENDING
-        self._call: Callable | None = None
-        self._tree = None
+        self._calls: dict[Any, tuple[Callable | None, Source]] = {}   # concrete signature -> (call, source)
+        self._by_key: dict[str, tuple[Callable | None, Source]] = {}  # entry key -> (call, source)
         self._lock = threading.Lock()
 
     def __call__(self, *args):
-        if self.source is Source.PENDING:
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        sig = (tree, tuple((np.shape(v), str(getattr(v, "dtype", type(v)))) for v in leaves))
+        entry = self._calls.get(sig)
+        if entry is None:
             with self._lock:
-                if self.source is Source.PENDING:
-                    self._prepare(args)
-        if self._call is not None:
-            leaves, tree = jax.tree_util.tree_flatten(args)
-            if tree == self._tree:
-                try:
-                    return self._call(*leaves)
-                except Exception as exc:           # noqa: BLE001 -- any failure: trace as before
-                    log.warning("stored program %s failed (%s: %s); tracing it instead", self.name,
-                                type(exc).__name__, exc)
-                    self._call, self.source = None, Source.TRACED
+                entry = self._calls.get(sig)
+                if entry is None:
+                    entry = self._calls[sig] = self._prepare(args)
+        call, self.source = entry
+        if call is not None:
+            try:
+                return call(*leaves)
+            except Exception as exc:           # noqa: BLE001 -- any failure: trace as before
+                log.warning("stored program %s failed (%s: %s); tracing it instead", self.name,
+                            type(exc).__name__, exc)
+                self._calls[sig] = (None, Source.TRACED)
+                self.source = Source.TRACED
         return self.fn(*args)
 
-    def _prepare(self, args: tuple) -> None:
-        """Load the stored program for ``args``'s structure, or export and store it; TRACED on any failure."""
-        self.source = Source.TRACED
+    def _prepare(self, args: tuple) -> tuple[Callable | None, Source]:
+        """The call for ``args``'s structure, fixed sizes and dtypes: the entry's (shared by every call with
+        the same key), loaded from the store or exported and stored; (None, TRACED) on any failure."""
         xla_cache.enable()                         # the executables still come from JAX's persistent cache
         folder = store_dir()
         if folder is None or len(args) != len(self.axes):
-            return
+            return None, Source.TRACED
         try:
             specs = symbolic_specs(args, self.axes)
-            path = folder / f"{entry_key(self.name, self.static, specs)}.bin"
+            key = entry_key(self.name, self.static, specs)
         except Exception as exc:                   # noqa: BLE001
             log.warning("stored program %s: no key (%s: %s)", self.name, type(exc).__name__, exc)
-            return
+            return None, Source.TRACED
+        if key not in self._by_key:
+            self._by_key[key] = self._load_or_export(folder / f"{key}.bin", specs)
+        return self._by_key[key]
+
+    def _load_or_export(self, path: Path, specs: tuple) -> tuple[Callable | None, Source]:
         exported, source = None, Source.LOADED
         try:
             exported = read_entry(path)
@@ -231,14 +242,13 @@ class StoredProgram:
             except Exception as exc:               # noqa: BLE001
                 log.warning("stored program %s: export failed (%s: %s); tracing it", self.name,
                             type(exc).__name__, exc)
-                return
+                return None, Source.TRACED
             try:
                 write_entry(path, exported)
             except Exception as exc:               # noqa: BLE001 -- e.g. a read-only cache: the export still
                 log.warning("stored program %s: not written (%s: %s)", self.name,   # serves this process
                             type(exc).__name__, exc)
-        self._tree = jax.tree_util.tree_structure(args)
-        self._call, self.source = jax.jit(exported.call), source
+        return jax.jit(exported.call), source
 
     def _export(self, specs: tuple) -> "jax_export.Exported":
         """Trace ``fn`` once with the symbolic sizes of ``specs`` (arguments flattened: the exported program
