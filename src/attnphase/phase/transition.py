@@ -167,7 +167,12 @@ class TransitionResult:
 
     def _end(self, b):
         e = self.branches[b].end
-        return (e.alpha, e.kind.value) if e is not None else (None, "valid on the whole range")
+        if e is not None:
+            return e.alpha, e.kind.value
+        if not self.branches[b].valid():      # e.g. collapsed at every α (a strong ridge: q = 0 throughout)
+            states = sorted({p.state.value for p in self.branches[b]})
+            return None, "never valid on the range (" + ", ".join(states) + ")"
+        return None, "valid on the whole range"
 
     @property
     def spinodal_semantic(self):
