@@ -47,9 +47,6 @@ class ZeroPoint:
     growth_q: float
     growth_m: float
     growth_theta: float
-    local_min: bool
-    """ĥ = 0 is a strict local minimiser of the prox at ω = 0 for every teacher (I + V H ≻ 0); necessary, not
-    sufficient, for it to be the global one (the split rule's global search checks that)."""
 
     @property
     def growth(self) -> float:
@@ -91,7 +88,9 @@ def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float
     """The q = 0 point (module docstring): V from ``V D(V) = σ²``, ``D(V) = λ − α σ² E tr K(V)``, by bisection
     on an interval bracketed upward from ``V = σ²/λ`` (D < λ where the teacher's self-weight exceeds ½), then
     the errors and the growth factors. Raises ``ValueError`` where no admissible V solves it (D or
-    det(I + V H) reaching 0 first)."""
+    det(I + V H) reaching 0 first: ĥ = 0 is then no local prox minimum for some teachers). Admissibility is
+    necessary, not sufficient, for ĥ = 0 to be the global minimiser; the split rule's global search checks
+    that (:func:`attnphase.theory.solver._zero_solution`)."""
     s2, lam, alpha = params.sigma ** 2, params.lam, float(alpha)
     h1, h2, w = _teacher_nodes(params, order)
     H = hessian_at_zero(params, h1, h2)
@@ -126,7 +125,7 @@ def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float
         if hi - lo <= tol * hi:
             break
     V = 0.5 * (lo + hi)
-    (K11, K12, K22), _, ok = _K(H, V)
+    (K11, K12, K22), _, _ = _K(H, V)
     trK = K11 + K22
     V_hat = -alpha * float(w @ trK)
     D = lam + s2 * V_hat
@@ -138,7 +137,7 @@ def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float
     g_q = alpha * s2 * s2 * float(w @ trK2) / D ** 2
     g_m = (alpha * float(w @ sKs) / D) ** 2
     g_t = (alpha * s2 * float(w @ (hKh - trK)) / D) ** 2
-    return ZeroPoint(V, V_hat, D, eps_g, alpha * eps_g, g_q, g_m, g_t, bool(np.all(ok)))
+    return ZeroPoint(V, V_hat, D, eps_g, alpha * eps_g, g_q, g_m, g_t)
 
 
 def _exists(params: ModelParams, alpha: float, lam: float) -> bool:
