@@ -72,6 +72,25 @@ def _qmc_config(qmc_points, scrambles, target=None):
     return QMCConfig(**kw)
 
 
+def zero_point_note(params, alpha: float, branch: str, s) -> str:
+    """One line for a split-rule solution at the q = 0 point (:mod:`attnphase.theory.zero_point`): what it is,
+    its stability, and below which λ a positional / semantic branch leaves it (growth factor 1 against m, θ)."""
+    import math
+
+    from ..theory.zero_point import onset_lam
+    what = (f"the {branch} branch collapses to q = 0 here" if branch != "uninformative"
+            else "the uninformative point is q = 0 here")
+    st = ("stable against every student direction" if s.stable else "UNSTABLE (a saddle)") + \
+        f" (largest growth factor {s.stability:.3g})"
+    onsets = []
+    for key, name in (("m", "positional"), ("theta", "semantic")):
+        lam = onset_lam(params, alpha, key)
+        if math.isfinite(lam):
+            onsets.append(f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {key} = 1)")
+    return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {s.e_t:.6g}; {st}"
+            + ("; " + "; ".join(onsets) if onsets else "") + " (docs/theory_general.md, 'Strong ridge')")
+
+
 @theory_app.command("point")
 def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α = n/d > 0."),
           omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
@@ -138,6 +157,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         console.print(f"[yellow]warning: not converged: {status}[/yellow]")
     elif verdict is not None:
         console.print(f"[yellow]note: checked against the {verdict['branch']} point: {verdict['reason']}[/yellow]")
+    elif how != "qmc" and s.q == 0.0:
+        console.print(f"[yellow]note: {zero_point_note(params, alpha, branch, s)}[/yellow]")
     elif how != "qmc" and state is PointState.COLLAPSED:
         key = "theta" if branch == "semantic" else "m"
         console.print(f"[yellow]note: collapsed: the {branch} branch's overlap vanishes here (it is the "

@@ -167,7 +167,12 @@ class TransitionResult:
 
     def _end(self, b):
         e = self.branches[b].end
-        return (e.alpha, e.kind.value) if e is not None else (None, "valid on the whole range")
+        if e is not None:
+            return e.alpha, e.kind.value
+        if not self.branches[b].valid():      # e.g. collapsed at every α (a strong ridge: q = 0 throughout)
+            states = sorted({p.state.value for p in self.branches[b]})
+            return None, "never valid on the range (" + ", ".join(states) + ")"
+        return None, "valid on the whole range"
 
     @property
     def spinodal_semantic(self):
@@ -535,6 +540,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         l_bound, l_reason = gap.bound, gap.reason
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
+    zero = zero_point_note(params, branches) if split_rule else None
+    if zero is not None:
+        notes.append(zero)
+        if alpha_c is None and not any(br.valid() for br in branches.values()):
+            c_reason = zero + "; " + c_reason
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
     scale = _scale_note(branches, [a for a in (alpha_c, alpha_l) if a is not None], nodes) if split_rule else None
@@ -552,6 +562,35 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
                  alpha_c_location=c_location)
+
+
+def zero_point_note(params: ModelParams, branches) -> str | None:
+    """Where the followed branches sit at the q = 0 point (the split rule reports it with q = 0 exactly:
+    :mod:`attnphase.theory.zero_point`, a strong ridge), one line saying so, with the point's stability and the
+    λ below which a positional (semantic) branch leaves it at the largest such α (growth factor 1 against m,
+    θ; it falls with α); None where no solved point is at q = 0."""
+    from ..theory.zero_point import onset_lam, zero_point
+    at = {b: sorted(p.alpha for p in list(br) + br.extra if getattr(p, "q", None) == 0.0)
+          for b, br in branches.items()}
+    if not any(at.values()):
+        return None
+    both = all(at.values()) and not any(br.valid() for br in branches.values())
+    alphas = sorted({a for v in at.values() for a in v})
+    top = alphas[-1]
+    where = "; ".join(f"{b} at {len(v)} α's in [{min(v):g}, {max(v):g}]" for b, v in at.items() if v)
+    head = ("both branches collapse to q = 0 (the student Q = 0) wherever solved" if both
+            else "q = 0 (the student Q = 0) reached") + f" ({where}); there e_t = α ε_g"
+    try:
+        z = zero_point(params, top)
+        stab = (f"; the q = 0 point at α = {top:g} is " + ("stable" if z.growth <= 1 else "unstable")
+                + f" (largest growth factor {z.growth:.3g})")
+    except ValueError:
+        stab = ""
+    onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g}" for key, name in (("m", "positional"),
+                                                                                  ("theta", "semantic"))
+              if math.isfinite(lam := onset_lam(params, top, key))]
+    return head + stab + (f"; at α = {top:g} " + ", ".join(onsets) + f" (here λ = {params.lam:g})"
+                          if onsets else "")
 
 
 def _against(g, alpha_c, branches) -> str:

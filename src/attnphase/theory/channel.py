@@ -43,6 +43,7 @@ class ChannelResult:
     EM: float           # E[M] (Moreau envelope)
     h: tuple            # prox state for a warm start of the next call with the same rule
     max_grad: float     # worst |∇F| at the returned minimisers
+    V_hat_deriv: float = float("nan")  # −α E[Σ_l ∂g_l/∂ω_l] (derivative form; V_hat is it below V_HAT_Q_FLOOR)
 
 
 def preactivations(params: ModelParams, q: float, m: float, theta: float, xi1, xi2, y1, y2):
@@ -118,32 +119,48 @@ def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, the
     else:
         nd = solved_nodes(params, q, m, V, theta, rule, warm=warm, use_symmetry=use_symmetry,
                           global_search=global_search)
-        w1, w2, _, _ = prox_inputs(params, q, m, theta)(*nd.coords)
+        w1, w2, t1, t2 = prox_inputs(params, q, m, theta)(*nd.coords)
+        J11, _, _, J22 = _prox.dh_domega(nd.h[0], nd.h[1], t1, t2, V, params.sigma ** 2)
         res, half = _hats(params, alpha, q, V, theta, nd.coords, nd.weights, (nd.h[0] - w1) / V,
-                          (nd.h[1] - w2) / V, nd.M, nd.max_grad, nd.state), nd.half
+                          (nd.h[1] - w2) / V, nd.M, nd.max_grad, nd.state, (J11 + J22 - 2.0) / V), nd.half
     if half:
         res.m_hat = 0.0 if m == 0.0 else res.m_hat
         res.theta_hat = 0.0 if theta == 0.0 else res.theta_hat
     return res
 
 
-def _hats(params, alpha, q, V, theta, coords, W, g1, g2, M, max_grad, state) -> ChannelResult:
-    """The Stein-form expectations of MODEL.md §6 from g = (ĥ − ω)/V at weighted nodes."""
+def _hats(params, alpha, q, V, theta, coords, W, g1, g2, M, max_grad, state, trace_dg) -> ChannelResult:
+    """The expectations of MODEL.md §6 from g = (ĥ − ω)/V at weighted nodes (``trace_dg``: Σ_l ∂g_l/∂ω_l
+    there, for the derivative form of V̂)."""
     xi1, xi2, y1, y2 = coords
-    sums = (W @ (g1 * g1 + g2 * g2), W @ (g1 - g2), W @ (g1 * y1 + g2 * y2), W @ (g1 * xi1 + g2 * xi2), W @ M)
+    sums = (W @ (g1 * g1 + g2 * g2), W @ (g1 - g2), W @ (g1 * y1 + g2 * y2), W @ (g1 * xi1 + g2 * xi2), W @ M,
+            W @ trace_dg)
     return _from_sums(params, alpha, q, theta, [float(v) for v in sums], max_grad, state)
 
 
+V_HAT_Q_FLOOR = 1e-8
+"""Below ``q = V_HAT_Q_FLOOR·σ²`` V̂ is the derivative form ``−α E[Σ_l ∂g_l/∂ω_l]``, not the Stein form
+``−α E[Σ_l g_l ξ_l]/√q + θθ̂/q`` (MODEL.md §6): Stein divides the prox's absolute error in g (~1e-12, its
+Newton tolerance) by √q, and q → 0 made it D = λ + σ²V̂ ≤ 0 at λ = 0.5 (docs/theory_general.md, "Strong
+ridge"). The derivative form misses the jump terms of g on the basin-switching set, whose weight vanishes with
+the spread √q of ω; above the floor Stein keeps them (the two forms measured in that section)."""
+
+
 def _from_sums(params, alpha, q, theta, sums, max_grad, state) -> ChannelResult:
-    """Hats from the weighted sums E[g1²+g2²], E[g1−g2], E[g1y1+g2y2], E[g1ξ1+g2ξ2], E[M] (MODEL.md §6)."""
-    s_qq, s_m, s_th, s_v, s_M = sums
+    """Hats from the weighted sums E[g1²+g2²], E[g1−g2], E[g1y1+g2y2], E[g1ξ1+g2ξ2], E[M], E[Σ_l ∂g_l/∂ω_l]
+    (MODEL.md §6); V̂ in Stein form, or in derivative form below :data:`V_HAT_Q_FLOOR`."""
+    s_qq, s_m, s_th, s_v, s_M, s_d = sums
     sq = np.sqrt(max(q, _TINY))
     sres = np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0))
     q_hat = alpha * s_qq
     m_hat = alpha * s_m
     theta_hat = alpha * s_th / sres if sres > 0 else 0.0
-    V_hat = -alpha * s_v / sq + theta * theta_hat / max(q, _TINY)
-    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, s_M, state, max_grad)
+    V_hat_deriv = -alpha * s_d
+    if q < V_HAT_Q_FLOOR * params.sigma ** 2:
+        V_hat = V_hat_deriv
+    else:
+        V_hat = -alpha * s_v / sq + theta * theta_hat / max(q, _TINY)
+    return ChannelResult(q_hat, m_hat, V_hat, theta_hat, s_M, state, max_grad, V_hat_deriv)
 
 
 def _channel_xla(params, alpha, q, m, V, theta, rule: SplitRule, warm, use_symmetry, global_search):
@@ -156,7 +173,7 @@ def _channel_xla(params, alpha, q, m, V, theta, rule: SplitRule, warm, use_symme
     scalars = dict(sq=np.sqrt(max(q, _TINY)), sres=np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0)),
                    m=m, theta=theta, om=params.omega, A11=A[0, 0], A22=A[1, 1], V=V, s2=params.sigma ** 2)
     sums, _, state = split_xla.map_sums(outer, rule, scalars, warm, global_search or warm is None)
-    return _from_sums(params, alpha, q, theta, sums[:5], sums[5], state), half
+    return _from_sums(params, alpha, q, theta, sums[:5] + sums[6:7], sums[5], state), half
 
 
 def channel_derivative_forms(params: ModelParams, alpha: float, q: float, m: float, V: float, theta: float,

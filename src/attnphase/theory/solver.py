@@ -17,6 +17,7 @@ from .prior import prior
 from .quadrature import ProductRule
 from .routing import has_paper_encodings
 from .switching import SplitRule
+from .zero_point import ZERO_Q, zero_point
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
 DEFAULT_NODES = 8
@@ -310,6 +311,8 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
                 except np.linalg.LinAlgError:
                     pass
             x_new[pins] = 0.0
+            if x_new[0] < ZERO_Q * F.params.sigma ** 2:
+                x_new[[0, 1, 3]] = 0.0      # round-off around q = 0: the q = 0 point itself (zero_point.py)
             x = x_new
     except FloatingPointError as exc:
         status, h, ch = f"map failed: {exc}", None, None
@@ -395,6 +398,9 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     the integration error itself (~1e-5, docs/theory.md).
     Iteration: damped (``damping`` = weight of the new map value) with Anderson mixing of depth ``anderson``
     (0 switches it off), guarded: non-positive q or V fall back to the damped step.
+    An iterate whose q falls below ``ZERO_Q·σ²`` (:mod:`.zero_point`) is put on the q = 0 point itself
+    (q = m = θ = 0; the overlaps there are round-off, and V̂ is in derivative form, :data:`.channel
+    .V_HAT_Q_FLOOR`); a solve converged there is reported as that point (:func:`_zero_solution`).
     Never returns an unconverged point silently: ``converged=False`` and ``status`` says why.
     ``fast`` (default): every map evaluation after the first continues the prox from the previous
     evaluation's minimisers without the multi-start; when such an evaluation passes the convergence test, the
@@ -438,6 +444,9 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
         nan = float("nan")
         return FixedPointSolution(alpha, branch, params, *map(float, x), nan, nan, nan, nan, nan, nan, False,
                                   steps, float(residual), status, None, None, nodes, rule, bool(fast))
+    if converged and x[0] < ZERO_Q * params.sigma ** 2:
+        return _zero_solution(params, alpha, branch, float(x[2]), make_rule(nodes, rule), nodes, steps, rtol,
+                              bool(fast))
     q, m, V, th = (float(v) for v in x)
     qh, mh, Vh, thh = (float(v) for v in h)
     et = -free_energy(params, alpha, q, m, V, th, qh, mh, Vh, thh, ch.EM)
@@ -448,6 +457,39 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
         stable, stab_nodes = bool(stab <= 1.0), stability_nodes
     return FixedPointSolution(alpha, branch, params, q, m, V, th, qh, mh, Vh, thh, eg, et, converged, steps,
                               float(residual), status, stab, stable, nodes, rule, bool(fast), stab_nodes)
+
+
+def _zero_solution(params: ModelParams, alpha: float, branch: str, V: float, R, nodes: int, steps: int,
+                   rtol: float, fast: bool) -> FixedPointSolution:
+    """A solve that converged onto q ≈ 0 (below :data:`.zero_point.ZERO_Q`·σ², round-off around 0), reported as
+    the q = 0 point (:mod:`.zero_point`): q = m = θ = 0 exactly, V from one more map evaluation there (full
+    global search on ``R``), which must give back q̂ = 0 (ĥ = 0 the global prox minimiser: q' below the same
+    floor) and V (to ``rtol``) — else ``converged=False``, saying so. ``stability`` is the largest growth
+    factor of the student's norm at q = 0 (closed form, :func:`.zero_point.zero_point`; NaN where that has no
+    admissible V); the point is the uninformative one, so a semantic or positional solve is ``collapsed``
+    (:func:`attnphase.phase.continuation.point_state`)."""
+    x0 = np.array([0.0, 0.0, V, 0.0])
+    rule = "product" if isinstance(R, ProductRule) else "split"
+    try:
+        fx, h, ch = _Map(params, alpha, branch, R)(x0)
+    except FloatingPointError as exc:
+        nan = float("nan")
+        return FixedPointSolution(alpha, branch, params, *map(float, x0), nan, nan, nan, nan, nan, nan, False,
+                                  steps + 1, nan, f"map failed at q = 0: {exc}", None, None, nodes, rule, fast)
+    residual = abs(fx[2] - V) / V
+    ok = bool(fx[0] < ZERO_Q * params.sigma ** 2 and residual < rtol)
+    status = ("converged" if ok else
+              f"not a fixed point at q = 0: q' = {fx[0]:.3g}, relative change of V {residual:.2g} (the iteration "
+              "fell to q ≈ 0, where ĥ = 0 is not the global prox minimiser or V moved)")
+    qh, _, Vh, _ = (float(v) for v in h)
+    et = -free_energy(params, alpha, 0.0, 0.0, V, 0.0, qh, 0.0, Vh, 0.0, ch.EM)
+    eg = _eps_g(params, 0.0, 0.0, 0.0)
+    try:
+        growth = zero_point(params, alpha).growth
+    except ValueError:
+        growth = float("nan")
+    return FixedPointSolution(alpha, branch, params, 0.0, 0.0, V, 0.0, qh, 0.0, Vh, 0.0, eg, et, ok, steps + 1,
+                              float(residual), status, growth, bool(growth <= 1.0), nodes, rule, fast)
 
 
 STABILITY_EPS = 1e-2

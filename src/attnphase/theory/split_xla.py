@@ -16,7 +16,7 @@ docs/benchmarks.md, "One compiled map evaluation"). Here every step is the same 
    fixed ``rule.bisect`` bisection steps and three Illinois steps, padded entries masked out of the Newton
    iterations;
 4. Gauss–Legendre nodes on both sides of each split, each continued from its side's basin, and the four
-   weighted sums of the Stein forms plus E[M].
+   weighted sums of the Stein forms plus E[M] and the derivative form of V̂ (``Σ_l ∂g_l/∂ω_l``).
 
 Element by element this is the numpy algorithm (same starts, step lists, iteration caps, tolerances and
 tie-breaking); only the floating-point evaluation order differs (fused kernels, sums instead of BLAS dots),
@@ -35,7 +35,7 @@ from jax import lax
 
 from .. import exported_programs, xla_cache
 from .newton_xla import COMPACT, solve as _newton_solve
-from .prox import loss
+from .prox import loss, loss_derivs
 from .switching import JUMP_FLOOR, JUMP_RATIO, NEWTON_GTOL, REPAIR_PASSES, SplitRule, illinois_update
 
 _R2 = np.sqrt(2.0)
@@ -180,8 +180,11 @@ def _program(xv, yu, yv, wo, warm1, warm2, p, full, has_warm, *, G, gl, bisect, 
     n1, n2, Fn, gn = newton(jnp.broadcast_to(s1[..., None], zz.shape), jnp.broadcast_to(s2_[..., None], zz.shape),
                             f, LINE_ITERS, NEWTON_GTOL)
     g1, g2 = (n1 - f[0]) / V, (n2 - f[1]) / V
+    _, _, (H11, H12, H22) = loss_derivs(n1, n2, f[2], f[3], s2, jnp)
+    B11, B12, B22 = 1.0 + V * H11, V * H12, 1.0 + V * H22      # ∂ĥ/∂ω = B⁻¹ (prox.dh_domega)
+    trace_dg = ((B11 + B22) / (B11 * B22 - B12 * B12) - 2.0) / V  # Σ_l ∂g_l/∂ω_l
     sums = jnp.stack([jnp.sum(ww * (g1 * g1 + g2 * g2)), jnp.sum(ww * (g1 - g2)), jnp.sum(ww * (g1 * y1 + g2 * y2)),
-                      jnp.sum(ww * (g1 * xi1 + g2 * xi2)), jnp.sum(ww * Fn), jnp.max(gn)])
+                      jnp.sum(ww * (g1 * xi1 + g2 * xi2)), jnp.sum(ww * Fn), jnp.max(gn), jnp.sum(ww * trace_dg)])
     return sums, count, h1, h2
 
 
@@ -243,7 +246,8 @@ def map_sums(outer, rule: SplitRule, scalars: dict, warm, full: bool):
 
     ``scalars``: sq, sres, m, theta, om, A11, A22, V, s2 (floats). ``warm``: ``(h1, h2)`` at the detection
     points, shape (lines, detect), or None (then the full search runs). Returns ``(sums, switches, (h1, h2))``
-    with ``sums`` = (Σw(g1²+g2²), Σw(g1−g2), Σw(g1y1+g2y2), Σw(g1ξ1+g2ξ2), Σw M, max |∇F|) as floats."""
+    with ``sums`` = (Σw(g1²+g2²), Σw(g1−g2), Σw(g1y1+g2y2), Σw(g1ξ1+g2ξ2), Σw M, max |∇F|, Σw Σ_l ∂g_l/∂ω_l)
+    as floats (the last one: the derivative form of V̂, :func:`.channel._from_sums`)."""
     xv, yu, yv, wo = outer
     L, G = xv.size, rule.detect
     has_warm = warm is not None and np.shape(warm[0]) == (L, G)
