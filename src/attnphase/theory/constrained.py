@@ -226,7 +226,7 @@ def solve_constrained(params: ModelParams, alpha: float, Ms: Sequence | np.ndarr
 
         run = fixed_point.iterate(F, X0, lambda X, Y: block_residual(X, Y, blocks, params.sigma), rtol=rtol,
                                   max_steps=max_steps, damping=damping, anderson=anderson,
-                                  admissible=lambda v: _admissible(v, r, k, rs), compact=True,
+                                  admissible=lambda v, _row: _admissible(v, r, k, rs), compact=True,
                                   full_every=full_prox_every, certify=True,
                                   backtrack=check_int("backtrack", backtrack, 0))
     return [_collect(params, alpha, Ms[i], theta, run, slice(i * S, (i + 1) * S), cfg) for i in range(B)]

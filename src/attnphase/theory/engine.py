@@ -29,7 +29,7 @@ from .collapse import collapse_record
 from . import fixed_point, prox_general as PG, qmc, resolution, starts
 from .routing import default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
-                    shapes, unflatten)
+                    shapes, teacher_frame, unflatten)
 from .status import Status
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -227,6 +227,22 @@ def _pin(h: Hats, branch: str) -> Hats:
     return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in _PINNED[branch]})
 
 
+def teacher_pin(h: Hats) -> Hats:
+    """A student of lower rank than the teacher (r < r*): θ̂'s columns beyond the r-th set to 0 (MODEL.md §8).
+    T depends on h* only through h* h*ᵀ, so the teacher's rotations ``Q* → Q* O`` (O ∈ O(r*)) map fixed points
+    to fixed points (``θ → θO``, ``θ̂ → θ̂O``): every fixed point has a copy with ``θ = [θ_r, 0]`` (rotate
+    θ's r-dimensional row space onto the first r teacher axes, :func:`state.teacher_frame`). On that subspace
+    the teacher's further columns are pure noise (``h*_c = σ y_c``) and their reflection ``y_c → −y_c`` is a
+    symmetry, so ``E[g y_c] = 0``: the subspace is invariant and its θ̂ columns vanish in expectation. Without
+    the pin the QMC map (whose points break the rotation) lets θ turn slowly along the circle of copies and
+    each scramble settles at its own angle (docs/theory_general.md, "A student of lower rank than the
+    teacher"). No-op for r >= r*."""
+    r, rs = h.theta_hat.shape
+    if rs <= r:
+        return h
+    return h._replace(theta_hat=h.theta_hat.at[:, r:].set(0.0))
+
+
 def signal_rank(branch: str, r: int, k: int, rs: int) -> int | None:
     """Student directions a pinned branch's signal can use: min(r, r*) semantic, min(r, k) positional, 0
     uninformative; None for ``free`` (no reflection ansatz there)."""
@@ -269,6 +285,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
+        if gauge:                      # r < r*: the teacher-side gauge (θ in the first r teacher directions)
+            hats = teacher_pin(hats)
         if even:
             hats = even_hats(hats, signal_rank(branch, r, k, rs))
         fx = CG.prior(hats, knobs)
@@ -410,9 +428,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
         raise ParameterError("init", f"one OrderParams or {B} of them", len(inits))
-    x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in (
+    x0 = np.stack([np.asarray(flatten(teacher_frame(OrderParams(*(np.asarray(b, float) for b in (
         default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), branch, al[i])
-        if inits[i] is None else inits[i])))))
+        if inits[i] is None else inits[i]))))))
         for i in range(B)])
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
                significance, bool(even), backtrack)
@@ -563,13 +581,13 @@ class _Job:
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=self.rtol if final else max(self.rtol, COARSE_RTOL),
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
-                                      admissible=lambda v: _admissible(v, r, k, rs), history=hist,
+                                      admissible=lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
                                       backtrack=self.backtrack, groups=np.arange(b * S) // S,
                                       jump_rtol=self.jump_rtol)
             if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
                 run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
-                                      lambda v: _admissible(v, r, k, rs), S, params, self)
+                                      lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), S, params, self)
             used += run.iterations
             full_calls += run.full_calls
             damp, halvings = run.damping, halvings + run.halvings
@@ -639,7 +657,8 @@ def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, param
     rows = np.asarray(rows)
     sub = fixed_point.iterate(lambda Xa, idx, full: F(Xa, rows[idx], full), np.stack(starts),
                               lambda X, Y: residual(X, Y, rows), rtol=job.rtol, max_steps=job.max_steps,
-                              damping=np.asarray(damps), anderson=job.anderson, admissible=admissible, compact=True,
+                              damping=np.asarray(damps), anderson=job.anderson,
+                              admissible=lambda v, i: admissible(v, rows[i]), compact=True,
                               full_every=job.full_prox_every, certify=True, backtrack=job.backtrack,
                               jump_rtol=job.jump_rtol)
     run.x[rows], run.status[rows], run.residual[rows] = sub.x, sub.status, sub.residual
@@ -731,9 +750,19 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
             for i, s in enumerate(sols)]
 
 
-def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
+def _admissible(v: np.ndarray, r: int, k: int, rs: int, sigma: float) -> bool:
+    """May an Anderson step go to ``v``: q and V positive definite, and the token covariance
+    ``[[q, θ], [θᵀ, ρ]]`` (ρ = σ² I) positive semi-definite, ``σ² I − θᵀ q⁻¹ θ ⪰ 0`` (MODEL.md §8; Cauchy–Schwarz,
+    r = r* = 1: θ² ≤ σ² q). The prior side's output always satisfies it, and so does every damped step between
+    two such states (the set is convex); an extrapolation need not: measured at r = 1, r* = 2, L = 2, α = 2
+    (1024 × 4), two scrambles' Anderson steps reached θ²/q = 0.35, 0.63 > σ² = 0.25 and ended ``invalid_state``
+    (the channel floors the residual covariance's square root and its output is meaningless there)."""
     x = unflatten(np.asarray(v), r, k, rs)
-    return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
+    q = np.asarray(x.q)
+    if not (np.linalg.eigvalsh(q)[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0):
+        return False
+    th = np.asarray(x.theta)
+    return bool(np.linalg.eigvalsh(sigma ** 2 * np.eye(rs) - th.T @ np.linalg.solve(q, th))[0] >= 0)
 
 
 def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, full_prox_every: int,

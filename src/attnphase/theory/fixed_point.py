@@ -109,8 +109,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
     per-point arrays kept for each point at its last evaluation. ``residual(X, FX) -> (B,)``.
     Step: ``x + damping·f`` (f = F(x) − x; ``damping`` one number or one per row), replaced by the Anderson
-    (type II) extrapolation over the last
-    ``anderson`` secant pairs when ``admissible`` accepts it. Frozen points no longer move; they are evaluated
+    (type II) extrapolation over the last ``anderson`` secant pairs when ``admissible(x, row)`` (the candidate
+    and its row index in ``x0``) accepts it. Frozen points no longer move; they are evaluated
     with the batch (static shapes) unless ``compact``: then ``F(X_active, idx)`` gets only the rows still
     active and their indices ``idx`` (the map may pad them to bucketed sizes). ``history``: the
     ``Run.history`` of a previous run on a map with nearly the same Jacobian (e.g. the same map on fewer
@@ -280,7 +280,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                 gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
                 cand = X[b] + beta * f[b] - (Xm + beta * Fm) @ gam
                 step = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300)
-                if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand)):
+                if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand, b)):
                     X_new[b] = cand
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)

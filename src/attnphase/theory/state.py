@@ -187,6 +187,23 @@ def gauge_rotation(x: OrderParams, ref: OrderParams) -> np.ndarray:
     return O
 
 
+def teacher_frame(x: OrderParams) -> OrderParams:
+    """A student of lower rank than the teacher (r < r*): the copy of ``x`` under a teacher rotation
+    ``θ → θO`` (O ∈ O(r*); MODEL.md §8, T depends on h* only through h* h*ᵀ) whose θ lies in the first r
+    teacher directions, ``θO = [Rᵀ, 0]`` with ``θᵀ = O R`` (QR), diagonal of R non-negative. The engine's map
+    keeps θ there (``engine.teacher_pin``). Unchanged for r >= r*. numpy."""
+    x = OrderParams(*(np.asarray(b, float) for b in x))
+    r, rs = x.theta.shape
+    if rs <= r:
+        return x
+    O, R = np.linalg.qr(x.theta.T, mode="complete")
+    signs = np.ones(rs)
+    signs[:r] = np.where(np.diagonal(R)[:r] < 0, -1.0, 1.0)
+    th = x.theta @ (O * signs)
+    th[:, r:] = 0.0                 # round-off of the rotation
+    return x._replace(theta=th)
+
+
 ALIGN_PASSES = 50
 """Most passes of :func:`align_scrambles` (each aligns every scramble to the current mean; it stops when the
 rotations change by < 1e-14; a few passes in practice)."""
