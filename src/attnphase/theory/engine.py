@@ -27,7 +27,8 @@ from ..model import ModelParams
 from . import channel_general as CG
 from .collapse import collapse_record
 from . import fixed_point, prox_general as PG, qmc, resolution, starts
-from .routing import default_backtrack
+from .ladder import LADDER_FROM, Ladder
+from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, unflatten)
 from .status import Status
@@ -184,7 +185,7 @@ class GeneralSolution:
         d.update({k: float(v) for k, v in self.values.items() if np.ndim(v) == 0})
         d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
         d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
-                 residual=self.residual, max_grad=self.max_grad)
+                 residual=self.residual, max_grad=self.max_grad, start=(self.iteration or {}).get("start"))
         st = self.stability          # the split rule's scalar keys (stability = growth factor, stable), + error
         d.update(stability=None if st is None else st["growth"], stability_err=None if st is None else st["growth_err"],
                  stable=None if st is None else st["stable"])
@@ -422,7 +423,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
-        sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
+        cold = [i for i in range(B) if inits[i] is None]
+        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
         if free_verdict and branch == "free":
@@ -469,6 +472,59 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
             sols[i] = replace(new[j], iteration={**new[j].iteration, "start": names[j]})
             xs[i] = nx[j]
             dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][j * S:(j + 1) * S], nh[1][j * S:(j + 1) * S]
+    return sols, xs, (dX, dF)
+
+
+def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Points of ``cold`` (solved from the default starts) at α > ``LADDER_FROM`` that still failed (``RETRY``):
+    the starts are fitted at α ≤ 2 and far off at α = 10 (issue 11 audit). Each is solved at ``LADDER_FROM``
+    (model, then reference start) and followed up in α on the schedule of :class:`.ladder.Ladder` (ratio ≤ 1.5,
+    square-rooted where a step fails), every step warm-started from the last step's per-scramble states; the
+    points of the batch climb together (one batch per step). Same QMC points throughout: the steps below the
+    target on the first ``cfg.stages[0]`` points of each scramble (the coarse stage's), the step to the target
+    through ``cfg.stages``. A point that gets there takes that step's solution, ``iteration["start"]`` saying
+    ``continuation from α = 2 (n steps)``; else it keeps its failure, ``iteration["continuation"]`` saying where
+    the continuation stopped."""
+    todo = [i for i in cold if sols[i].status in RETRY and job.al[i] > LADDER_FROM]
+    if not todo:
+        return sols, xs, hist
+    S, idx = cfg.scrambles, np.asarray(todo)
+    dX, dF = list(hist[0]), list(hist[1])
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
+    sub = lambda pts, alphas: replace(job, al=np.asarray(alphas, float), om=job.om[idx[pts]],  # noqa: E731
+                                      sg=job.sg[idx[pts]], lm=job.lm[idx[pts]],
+                                      backtrack=max(job.backtrack, SAFEGUARD_HALVINGS))
+    everyone = np.arange(len(idx))
+    base = sub(everyone, np.full(len(idx), LADDER_FROM))
+    x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in default_init(
+        job.params.replace(omega=float(job.om[i]), sigma=float(job.sg[i]), lam=float(job.lm[i])), job.branch,
+        LADDER_FROM))))) for i in todo])
+    got, state, _ = base.run(everyone, np.repeat(x0[:, None, :], S, axis=1), low, low.stages)
+    got, state, _ = _other_starts(base, list(everyone), got, state, ((), ()), low)
+    lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
+    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
+        nxt = [lads[j].next_alpha() for j in climbing]
+        pts = np.asarray(climbing)
+        for final in (True, False):      # the steps to the target on the full points, the others on the first
+            sel = [k for k, j in enumerate(climbing) if (nxt[k] == lads[j].target) == final]
+            if not sel:
+                continue
+            c = cfg if final else low
+            new, nx, nh = sub(pts[sel], [nxt[k] for k in sel]).run(np.arange(len(sel)), state[pts[sel]], c, c.stages)
+            for k_, k in enumerate(sel):
+                j, ok = climbing[k], new[k_].status is Status.CONVERGED
+                lads[j].record(nxt[k], ok)
+                if not ok:
+                    continue
+                state[j] = nx[k_]
+                if final:
+                    i = todo[j]
+                    sols[i] = replace(new[k_], iteration={**new[k_].iteration, "start": lads[j].start_note()})
+                    xs[i] = nx[k_]
+                    dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k_ * S:(k_ + 1) * S], nh[1][k_ * S:(k_ + 1) * S]
+    for j, i in enumerate(todo):
+        if not lads[j].reached:
+            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note()})
     return sols, xs, (dX, dF)
 
 
