@@ -328,7 +328,7 @@ def _as_batch(name, values, B):
 def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
                 qmc_config: QMCConfig | None = None, rtol: float = 1e-5, max_steps: int = 200,
-                damping: float = 0.6, anderson: int = 5,
+                damping: float | None = None, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
                 backtrack: int | None = None, stability: bool = True, free_verdict: bool = True,
@@ -358,6 +358,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
     states even in the student directions its signal does not use. Default (None): on for pinned branches
     with such directions at r > 1 (r > rank of the signal), off otherwise; recorded in the provenance.
+
+    ``damping``: weight of the new map value; default (None) :func:`default_damping` (0.6, lowered where the
+    positional encodings are larger than the paper's).
 
     ``backtrack``: the safeguard of ``fixed_point.iterate`` — per row, up to this many halvings of the damping
     when an evaluation is invalid (back to the last valid iterate) or a mode oscillates with a growing
@@ -415,8 +418,11 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), branch, al[i])
         if inits[i] is None else inits[i])))))
         for i in range(B)])
+    auto_damping = damping is None
+    damping = default_damping(params, branch) if auto_damping else check_range("damping", damping, lo=0.0,
+                                                                             lo_open=True, hi=1.0)
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even), backtrack)
+               significance, bool(even), backtrack, auto_damping=auto_damping)
     if progress is not None:
         progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
                                      qmc_config.target, points_pending=B))
@@ -425,6 +431,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                                  qmc_config.stages)
         cold = [i for i in range(B) if inits[i] is None]
         sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config)
         sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
@@ -475,57 +482,123 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
     return sols, xs, (dX, dF)
 
 
+DAMPING = 0.6
+"""Damping (weight of the new map value) of the engine's iteration at the paper's encodings."""
+SCALE_RATIO = 1.25
+"""Largest ratio between successive encoding scales of :func:`_continue_in_scale`."""
+
+
+def default_damping(params: ModelParams, branch: str) -> float:
+    """``DAMPING``, divided by c² on the branches with a positional overlap (positional, free) where the
+    encodings' scale c = :func:`starts.encoding_scale` exceeds 1: the map's leading eigenvalue, along M, grows
+    like c² (measured at L = 2, ω = 0.3, α = 1.5, P = c·(1, −1)ᵀ: −4.6, −9.6, −16.6 at c = 1, 1.5, 2), and the
+    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/theory_general.md, "Large α and
+    larger encodings in the engine")."""
+    c = starts.encoding_scale(params)
+    return DAMPING / max(1.0, c * c) if branch in ("positional", "free") else DAMPING
+
+
+def _ladder_points(job: "_Job", todo: list[int]):
+    """``sub(pts, value, **changes)``: the job of the points ``todo[pts]`` with every α set to ``value`` (or
+    with ``changes``, e.g. other params)."""
+    idx = np.asarray(todo)
+
+    def sub(pts, alpha=None, **changes):
+        al = job.al[idx[pts]] if alpha is None else np.full(len(pts), float(alpha))
+        return replace(job, al=al, om=job.om[idx[pts]], sg=job.sg[idx[pts]], lm=job.lm[idx[pts]],
+                       backtrack=max(job.backtrack, SAFEGUARD_HALVINGS), **changes)
+    return sub
+
+
+def _ladder_base(base: "_Job", cfg: QMCConfig):
+    """The first rung of a continuation: ``base``'s points from their model starts (then the other starts) on
+    the first ``cfg.stages[0]`` points of each scramble. Returns (solutions, per-scramble states (b, S, n))."""
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
+    b = len(base.al)
+    x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(v, float) for v in default_init(
+        base.params.replace(omega=float(base.om[j]), sigma=float(base.sg[j]), lam=float(base.lm[j])), base.branch,
+        float(base.al[j])))))) for j in range(b)])
+    got, state, _ = base.run(np.arange(b), np.repeat(x0[:, None, :], cfg.scrambles, axis=1), low, low.stages)
+    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low)
+    return got, state
+
+
+def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: np.ndarray, hist: tuple,
+           cfg: QMCConfig):
+    """Follow each point's :class:`.ladder.Ladder` from the converged first rung (per-scramble states
+    ``state``), every step warm-started from the last; ``step(pts, value)`` is the job of the points
+    ``todo[pts]`` at the ladder's ``value``. Points at the same value go through one batch; the steps below the
+    target on the first ``cfg.stages[0]`` points of each scramble (the same points: Sobol points are nested),
+    the step to the target through ``cfg.stages``. A point that gets there takes that step's solution,
+    ``iteration["start"]`` saying how; else it keeps its solution, and if that is not converged,
+    ``iteration["continuation"]`` says where the continuation stopped."""
+    S = cfg.scrambles
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)
+    dX, dF = list(hist[0]), list(hist[1])
+    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
+        groups: dict = {}
+        for j in climbing:
+            v = lads[j].next_value()
+            groups.setdefault((v, v == lads[j].target), []).append(j)
+        for (v, final), grp in groups.items():
+            c, pts = (cfg if final else low), np.asarray(grp)
+            new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
+            for k, j in enumerate(grp):
+                ok = new[k].status is Status.CONVERGED
+                lads[j].record(v, ok)
+                if ok:
+                    state[j] = nx[k]
+                if ok and final:
+                    i = todo[j]
+                    sols[i] = replace(new[k], iteration={**new[k].iteration, "start": lads[j].start_note()})
+                    xs[i] = nx[k]
+                    dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k * S:(k + 1) * S], nh[1][k * S:(k + 1) * S]
+    for j, i in enumerate(todo):
+        if not lads[j].reached and sols[i].status is not Status.CONVERGED:
+            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note()})
+    return sols, xs, (dX, dF)
+
+
 def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
     """Points of ``cold`` (solved from the default starts) at α > ``LADDER_FROM`` that still failed (``RETRY``):
     the starts are fitted at α ≤ 2 and far off at α = 10 (issue 11 audit). Each is solved at ``LADDER_FROM``
-    (model, then reference start) and followed up in α on the schedule of :class:`.ladder.Ladder` (ratio ≤ 1.5,
-    square-rooted where a step fails), every step warm-started from the last step's per-scramble states; the
-    points of the batch climb together (one batch per step). Same QMC points throughout: the steps below the
-    target on the first ``cfg.stages[0]`` points of each scramble (the coarse stage's), the step to the target
-    through ``cfg.stages``. A point that gets there takes that step's solution, ``iteration["start"]`` saying
-    ``continuation from α = 2 (n steps)``; else it keeps its failure, ``iteration["continuation"]`` saying where
-    the continuation stopped."""
+    (:func:`_ladder_base`) and followed up in α (:func:`_climb`, the schedule of :class:`.ladder.Ladder` as
+    the split rule's ``solve_point(continuation=True)``), with the safeguard on (at r = 1 the map's oscillating
+    mode at large α outgrows the damping: steps of ratio 1.5 from converged points failed without it).
+    ``iteration["start"]``: ``continuation from α = 2 (n steps)``."""
     todo = [i for i in cold if sols[i].status in RETRY and job.al[i] > LADDER_FROM]
     if not todo:
         return sols, xs, hist
-    S, idx = cfg.scrambles, np.asarray(todo)
-    dX, dF = list(hist[0]), list(hist[1])
-    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
-    sub = lambda pts, alphas: replace(job, al=np.asarray(alphas, float), om=job.om[idx[pts]],  # noqa: E731
-                                      sg=job.sg[idx[pts]], lm=job.lm[idx[pts]],
-                                      backtrack=max(job.backtrack, SAFEGUARD_HALVINGS))
-    everyone = np.arange(len(idx))
-    base = sub(everyone, np.full(len(idx), LADDER_FROM))
-    x0 = np.stack([np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in default_init(
-        job.params.replace(omega=float(job.om[i]), sigma=float(job.sg[i]), lam=float(job.lm[i])), job.branch,
-        LADDER_FROM))))) for i in todo])
-    got, state, _ = base.run(everyone, np.repeat(x0[:, None, :], S, axis=1), low, low.stages)
-    got, state, _ = _other_starts(base, list(everyone), got, state, ((), ()), low)
+    sub = _ladder_points(job, todo)
+    everyone = np.arange(len(todo))
+    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg)
     lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
-    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
-        nxt = [lads[j].next_alpha() for j in climbing]
-        pts = np.asarray(climbing)
-        for final in (True, False):      # the steps to the target on the full points, the others on the first
-            sel = [k for k, j in enumerate(climbing) if (nxt[k] == lads[j].target) == final]
-            if not sel:
-                continue
-            c = cfg if final else low
-            new, nx, nh = sub(pts[sel], [nxt[k] for k in sel]).run(np.arange(len(sel)), state[pts[sel]], c, c.stages)
-            for k_, k in enumerate(sel):
-                j, ok = climbing[k], new[k_].status is Status.CONVERGED
-                lads[j].record(nxt[k], ok)
-                if not ok:
-                    continue
-                state[j] = nx[k_]
-                if final:
-                    i = todo[j]
-                    sols[i] = replace(new[k_], iteration={**new[k_].iteration, "start": lads[j].start_note()})
-                    xs[i] = nx[k_]
-                    dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k_ * S:(k_ + 1) * S], nh[1][k_ * S:(k_ + 1) * S]
-    for j, i in enumerate(todo):
-        if not lads[j].reached:
-            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note()})
-    return sols, xs, (dX, dF)
+    return _climb(sub, lads, todo, state, sols, xs, hist, cfg)
+
+
+def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Positional branch with encodings larger than the paper's (c = :func:`starts.encoding_scale` > 1): every
+    point of ``cold`` is solved again at the paper's scale P/c (where the model start is fitted) and followed
+    in c up to the point's P (:func:`_climb`, ratio ≤ ``SCALE_RATIO``), the damping following c
+    (:func:`default_damping`). Its result replaces the cold start's where it gets there: from the cold start
+    the iteration can leave for the m = 0 point (measured at P = 1.2·(1, −1)ᵀ, α = 1.5: two of four scrambles,
+    ``not_significant``), a wrong verdict. ``iteration["start"]``: ``continuation from encoding scale = 1
+    (n steps)``."""
+    c = starts.encoding_scale(job.params)
+    if job.branch != "positional" or not cold or not c > 1.0 + 1e-9:
+        return sols, xs, hist
+    P0 = np.asarray(job.params.P, float) / c
+    sub = _ladder_points(job, cold)
+
+    def at(pts, scale):
+        p = job.params if scale == c else job.params.replace(P=tuple(map(tuple, (P0 * scale).tolist())))
+        return sub(pts, params=p, damping=default_damping(p, job.branch) if job.auto_damping else job.damping)
+
+    everyone = np.arange(len(cold))
+    got, state = _ladder_base(at(everyone, 1.0), cfg)
+    lads = [Ladder(c, origin=1.0, max_ratio=SCALE_RATIO, name="encoding scale",
+                   started=got[j].status is Status.CONVERGED) for j in range(len(cold))]
+    return _climb(at, lads, cold, state, sols, xs, hist, cfg)
 
 
 @dataclass(frozen=True)
@@ -548,6 +621,7 @@ class _Job:
     even: bool
     backtrack: int = 0
     jump_rtol: float = fixed_point.JUMP_RTOL
+    auto_damping: bool = False
 
     def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
             hist: tuple | None = None, coarse_x: np.ndarray | None = None, damp: np.ndarray | None = None):

@@ -23,17 +23,22 @@ LADDER_MAX_STEPS = 60
 
 @dataclass
 class Ladder:
-    """The schedule of one point's continuation from ``LADDER_FROM`` to ``target``: ``a`` the last α reached,
-    ``ratio`` the next step's ratio (grown by 1.5 after a success, up to ``LADDER_RATIO``; square-rooted after a
-    failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves after the first, ``started`` whether
-    the solve at ``LADDER_FROM`` converged."""
+    """The schedule of one point's continuation from ``origin`` (default ``LADDER_FROM``) up to ``target`` in
+    the parameter ``name`` (α; or the encodings' scale c, :func:`attnphase.theory.engine`'s scale ladder):
+    ``a`` the last value reached, ``ratio`` the next step's ratio (grown by 1.5 after a success, up to
+    ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
+    after the first, ``started`` whether the solve at ``origin`` converged."""
 
     target: float
-    a: float = LADDER_FROM
-    ratio: float = LADDER_RATIO
-    steps: int = 0
+    origin: float = LADDER_FROM
+    max_ratio: float = LADDER_RATIO
+    name: str = "α"
     started: bool = False
+    steps: int = 0
     gave_up: bool = False
+
+    def __post_init__(self) -> None:
+        self.a, self.ratio = self.origin, self.max_ratio
 
     @property
     def reached(self) -> bool:
@@ -44,14 +49,14 @@ class Ladder:
         """Whether another step is to be taken."""
         return self.started and not self.reached and not self.gave_up and self.steps < LADDER_MAX_STEPS
 
-    def next_alpha(self) -> float:
+    def next_value(self) -> float:
         return min(self.target, self.a * self.ratio)
 
-    def record(self, alpha: float, converged: bool) -> None:
-        """The outcome of the step to ``alpha``."""
+    def record(self, value: float, converged: bool) -> None:
+        """The outcome of the step to ``value``."""
         self.steps += 1
         if converged:
-            self.a, self.ratio = alpha, min(LADDER_RATIO, self.ratio * 1.5)
+            self.a, self.ratio = value, min(self.max_ratio, self.ratio * 1.5)
         elif self.ratio ** 0.5 >= LADDER_MIN_RATIO:
             self.ratio = self.ratio ** 0.5
         else:
@@ -59,9 +64,9 @@ class Ladder:
 
     def start_note(self) -> str:
         """The solution's start where the target was reached."""
-        return f"continuation from α = {LADDER_FROM:g} ({self.steps} steps)"
+        return f"continuation from {self.name} = {self.origin:g} ({self.steps} steps)"
 
     def stop_note(self) -> str:
         """Where a continuation that did not reach the target stopped."""
-        where = f"at α = {self.a:g}" if self.started else f"at its start α = {LADDER_FROM:g}"
-        return f"continuation from α = {LADDER_FROM:g} stopped {where}"
+        where = f"at {self.name} = {self.a:g}" if self.started else f"at its start {self.name} = {self.origin:g}"
+        return f"continuation from {self.name} = {self.origin:g} stopped {where}"

@@ -347,7 +347,7 @@ def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> Fixe
     prev = _solve_point(params, LADDER_FROM, branch, stability=False, **kw)
     lad = Ladder(alpha, started=prev.converged)
     while lad.climbing:
-        nxt = lad.next_alpha()
+        nxt = lad.next_value()
         sol = _solve_point(params, nxt, branch, init=prev, stability=stability and nxt == alpha,
                            stability_nodes=stability_nodes, **kw)
         lad.record(nxt, sol.converged)
