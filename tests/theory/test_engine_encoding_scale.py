@@ -69,3 +69,21 @@ def test_positional_at_P_2_converges_by_continuation_in_the_scale_and_its_mode_i
     paper_factor = abs(1 - DAMPING * (1 - lam1))
     assert abs(1 - default_damping(p, "positional") * (1 - lam2)) <= paper_factor
     assert abs(1 - DAMPING * (1 - lam2)) > 3 * paper_factor
+
+
+def test_not_significant_reason_lists_each_scrambles_overlap():
+    """L = 4 positional (A4, α = 2, 2048 × 4) ended ``not_significant`` with per-scramble M norms 0.235, 0.16,
+    0.18, 0.04: the reason now says so (before: only the mean and its spread)."""
+    from attnphase.theory.engine import overlap_significance
+    from attnphase.theory.state import OrderParams, flatten
+    xs = np.stack([np.asarray(flatten(OrderParams(0.13 * np.eye(1), np.array([[a, 0.0, 0.0, -b]]), np.zeros((1, 1)),
+                                                  20.0 * np.eye(1)))) for a, b in ((0.127, 0.195), (0.079, 0.138),
+                                                                                    (0.096, 0.152), (-0.019, 0.032))])
+    with jax.enable_x64(True):
+        rec = overlap_significance("positional", xs, None, 1, 4, 1)
+    assert not rec["significant"]
+    want = [np.hypot(0.127, 0.195), np.hypot(0.079, 0.138), np.hypot(0.096, 0.152), np.hypot(0.019, 0.032)]
+    np.testing.assert_allclose(rec["per_scramble"], want, rtol=1e-6)
+    assert "per scramble ‖m‖ = 0.233, 0.159, 0.18, 0.0372" in rec["reason"]
+    ok = overlap_significance("positional", xs[:3], None, 1, 4, 1)
+    assert ok["significant"] and ok["reason"] is None and len(ok["per_scramble"]) == 3

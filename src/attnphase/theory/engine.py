@@ -961,7 +961,9 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
       at positional ω = 0.1, α = 2 every scramble's discretised map has its own small m > 0 (1024 × 4:
       0.037, 0.062, 0.014, 0.018, t = 3.0), and m shrinks as the points are refined.
 
-    Returns None for branches without a defining overlap (uninformative, free) or ``k_se = 0``."""
+    ``per_scramble``: each scramble's ‖Z_s‖_F (in the reason of a point that fails: which scrambles found a
+    large overlap and which one near 0). Returns None for branches without a defining overlap (uninformative,
+    free) or ``k_se = 0``."""
     name = _DEFINING.get(branch)
     if name is None or k_se <= 0:
         return None
@@ -991,6 +993,10 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
         if out["reason"] is None and value < RESOLUTION_SHRINK * vc:
             out["reason"] = (f"|{out['overlap']}| falls from {vc:.3g} (coarse points) to {value:.3g}: "
                              "it shrinks with the QMC size")
+    out["per_scramble"] = [float(v) for v in np.linalg.norm(Z.reshape(S, -1), axis=1)]
+    if out["reason"] is not None:      # which scrambles found what (e.g. L = 4 positional: some on a large
+        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/theory_general.md)
+            out["overlap"], ", ".join(f"{v:.3g}" for v in out["per_scramble"]))
     out["significant"] = out["reason"] is None
     return out
 
