@@ -162,7 +162,9 @@ def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config:
                  integrator=dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds),
                                  qmc_target=cfg.target),
                  convergence=dict(all_converged=all(s.converged for s in sols),
-                                  statuses=[s.status.value for s in sols]))
+                                  statuses=[s.status.value for s in sols],
+                                  starts=[(s.iteration or {}).get("start") for s in sols],
+                                  continuation=[(s.iteration or {}).get("continuation") for s in sols]))
     return Result(kind, sols[0] if kind == "theory point" else sols, table, prov)
 
 

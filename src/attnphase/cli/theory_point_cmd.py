@@ -125,6 +125,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
             status += " (scrambles without a fixed point: " + ", ".join(
                 f"seed {f['seed']} {f['status']} at residual {f['residual']:.2g}"
                 for f in g.iteration["failed_scrambles"]) + ")"
+        if g.iteration and g.iteration.get("continuation"):
+            status += f" ({g.iteration['continuation']})"
         if g.converged and g.resolution is not None and not g.resolution["met"]:
             last = g.resolution["sizes"][-1]
             status += (f" (QMC error target {g.resolution['target']:.2g} not met: relative s.e. of {last['worst']} "

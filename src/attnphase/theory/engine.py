@@ -27,7 +27,8 @@ from ..model import ModelParams
 from . import channel_general as CG
 from .collapse import collapse_record
 from . import fixed_point, prox_general as PG, qmc, resolution, starts
-from .routing import default_backtrack
+from .ladder import LADDER_FROM, Ladder
+from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
 from .status import Status
@@ -184,7 +185,7 @@ class GeneralSolution:
         d.update({k: float(v) for k, v in self.values.items() if np.ndim(v) == 0})
         d.update({f"{k}_err": float(v) for k, v in self.errors.items() if np.ndim(v) == 0})
         d.update(converged=self.converged, status=self.status.value, iterations=self.iterations,
-                 residual=self.residual, max_grad=self.max_grad)
+                 residual=self.residual, max_grad=self.max_grad, start=(self.iteration or {}).get("start"))
         st = self.stability          # the split rule's scalar keys (stability = growth factor, stable), + error
         d.update(stability=None if st is None else st["growth"], stability_err=None if st is None else st["growth_err"],
                  stable=None if st is None else st["stable"])
@@ -345,7 +346,7 @@ def _as_batch(name, values, B):
 def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,
                 omegas=None, sigmas=None, lams=None, init: OrderParams | Sequence[OrderParams] | None = None,
                 qmc_config: QMCConfig | None = None, rtol: float = 1e-5, max_steps: int = 200,
-                damping: float = 0.6, anderson: int = 5,
+                damping: float | None = None, anderson: int = 5,
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
                 backtrack: int | None = None, stability: bool = True, free_verdict: bool = True,
@@ -375,6 +376,9 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     ``even``: the reflection ansatz (:func:`even_hats`) — a pinned branch's fixed point is sought among the
     states even in the student directions its signal does not use. Default (None): on for pinned branches
     with such directions at r > 1 (r > rank of the signal), off otherwise; recorded in the provenance.
+
+    ``damping``: weight of the new map value; default (None) :func:`default_damping` (0.6, lowered where the
+    positional encodings are larger than the paper's).
 
     ``backtrack``: the safeguard of ``fixed_point.iterate`` — per row, up to this many halvings of the damping
     when an evaluation is invalid (back to the last valid iterate) or a mode oscillates with a growing
@@ -428,19 +432,24 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     inits = init if isinstance(init, (list, tuple)) and init and isinstance(init[0], OrderParams) else [init] * B
     if len(inits) != B:
         raise ParameterError("init", f"one OrderParams or {B} of them", len(inits))
-    x0 = np.stack([np.asarray(flatten(teacher_frame(OrderParams(*(np.asarray(b, float) for b in (
-        default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]), lam=float(lm[i])), branch, al[i])
-        if inits[i] is None else inits[i]))))))
-        for i in range(B)])
+    x0 = np.stack([start_vector(default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]),
+                                                            lam=float(lm[i])), branch, al[i])
+                                if inits[i] is None else inits[i]) for i in range(B)])
+    auto_damping = damping is None
+    damping = default_damping(params, branch) if auto_damping else check_range("damping", damping, lo=0.0,
+                                                                             lo_open=True, hi=1.0)
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even), backtrack)
+               significance, bool(even), backtrack, auto_damping=auto_damping)
     if progress is not None:
         progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
                                      qmc_config.target, points_pending=B))
     with jax.enable_x64(True):
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
-        sols, xs, hist = _other_starts(job, [i for i in range(B) if inits[i] is None], sols, xs, hist, qmc_config)
+        cold = [i for i in range(B) if inits[i] is None]
+        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
         if free_verdict and branch == "free":
@@ -452,6 +461,12 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     if progress is not None:
         progress(resolution.final_progress(sols, qmc_config.target))
     return sols
+
+
+def start_vector(x: OrderParams) -> np.ndarray:
+    """A start as the iteration's flat state: float arrays, θ in the teacher frame at r < r*
+    (:func:`state.teacher_frame`, the subspace the map keeps it in: :func:`teacher_pin`)."""
+    return np.asarray(flatten(teacher_frame(OrderParams(*(np.asarray(b, float) for b in x)))))
 
 
 RETRY = (Status.MAX_STEPS, Status.INVALID_STATE, Status.DIVERGED)
@@ -477,7 +492,7 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
             if n < len(cand):
                 todo.append(i)
                 names.append(cand[n][0])
-                x0.append(np.asarray(flatten(OrderParams(*(np.asarray(b, float) for b in cand[n][1])))))
+                x0.append(start_vector(cand[n][1]))
         if not todo:
             break
         new, nx, nh = job.run(np.asarray(todo), np.repeat(np.stack(x0)[:, None, :], S, axis=1), cfg, cfg.stages)
@@ -488,6 +503,125 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
             xs[i] = nx[j]
             dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][j * S:(j + 1) * S], nh[1][j * S:(j + 1) * S]
     return sols, xs, (dX, dF)
+
+
+DAMPING = 0.6
+"""Damping (weight of the new map value) of the engine's iteration at the paper's encodings."""
+SCALE_RATIO = 1.25
+"""Largest ratio between successive encoding scales of :func:`_continue_in_scale`."""
+
+
+def default_damping(params: ModelParams, branch: str) -> float:
+    """``DAMPING``, divided by c² on the branches with a positional overlap (positional, free) where the
+    encodings' scale c = :func:`starts.encoding_scale` exceeds 1: the map's leading eigenvalue, along M, grows
+    like c² (measured at L = 2, ω = 0.3, α = 1.5, P = c·(1, −1)ᵀ: −4.6, −9.6, −16.6 at c = 1, 1.5, 2), and the
+    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/theory_general.md, "Large α and
+    larger encodings in the engine")."""
+    c = starts.encoding_scale(params)
+    return DAMPING / max(1.0, c * c) if branch in ("positional", "free") else DAMPING
+
+
+def _ladder_points(job: "_Job", todo: list[int]):
+    """``sub(pts, value, **changes)``: the job of the points ``todo[pts]`` with every α set to ``value`` (or
+    with ``changes``, e.g. other params)."""
+    idx = np.asarray(todo)
+
+    def sub(pts, alpha=None, **changes):
+        al = job.al[idx[pts]] if alpha is None else np.full(len(pts), float(alpha))
+        return replace(job, al=al, om=job.om[idx[pts]], sg=job.sg[idx[pts]], lm=job.lm[idx[pts]],
+                       backtrack=max(job.backtrack, SAFEGUARD_HALVINGS), **changes)
+    return sub
+
+
+def _ladder_base(base: "_Job", cfg: QMCConfig):
+    """The first rung of a continuation: ``base``'s points from their model starts (then the other starts) on
+    the first ``cfg.stages[0]`` points of each scramble. Returns (solutions, per-scramble states (b, S, n))."""
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
+    b = len(base.al)
+    x0 = np.stack([start_vector(default_init(base.params.replace(omega=float(base.om[j]), sigma=float(base.sg[j]),
+                                                                 lam=float(base.lm[j])), base.branch, float(base.al[j])))
+                   for j in range(b)])
+    got, state, _ = base.run(np.arange(b), np.repeat(x0[:, None, :], cfg.scrambles, axis=1), low, low.stages)
+    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low)
+    return got, state
+
+
+def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: np.ndarray, hist: tuple,
+           cfg: QMCConfig):
+    """Follow each point's :class:`.ladder.Ladder` from the converged first rung (per-scramble states
+    ``state``), every step warm-started from the last; ``step(pts, value)`` is the job of the points
+    ``todo[pts]`` at the ladder's ``value``. Points at the same value go through one batch; the steps below the
+    target on the first ``cfg.stages[0]`` points of each scramble (the same points: Sobol points are nested),
+    the step to the target through ``cfg.stages``. A point that gets there takes that step's solution,
+    ``iteration["start"]`` saying how; else it keeps its solution, and if that is not converged,
+    ``iteration["continuation"]`` says where the continuation stopped."""
+    S = cfg.scrambles
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)
+    dX, dF = list(hist[0]), list(hist[1])
+    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
+        groups: dict = {}
+        for j in climbing:
+            v = lads[j].next_value()
+            groups.setdefault((v, v == lads[j].target), []).append(j)
+        for (v, final), grp in groups.items():
+            c, pts = (cfg if final else low), np.asarray(grp)
+            new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
+            for k, j in enumerate(grp):
+                ok = new[k].status is Status.CONVERGED
+                lads[j].record(v, ok)
+                if ok:
+                    state[j] = nx[k]
+                if ok and final:
+                    i = todo[j]
+                    sols[i] = replace(new[k], iteration={**new[k].iteration, "start": lads[j].start_note()})
+                    xs[i] = nx[k]
+                    dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k * S:(k + 1) * S], nh[1][k * S:(k + 1) * S]
+    for j, i in enumerate(todo):
+        if not lads[j].reached and sols[i].status is not Status.CONVERGED:
+            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note()})
+    return sols, xs, (dX, dF)
+
+
+def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Points of ``cold`` (solved from the default starts) at α > ``LADDER_FROM`` that still failed (``RETRY``):
+    the starts are fitted at α ≤ 2 and far off at α = 10 (issue 11 audit). Each is solved at ``LADDER_FROM``
+    (:func:`_ladder_base`) and followed up in α (:func:`_climb`, the schedule of :class:`.ladder.Ladder` as
+    the split rule's ``solve_point(continuation=True)``), with the safeguard on (at r = 1 the map's oscillating
+    mode at large α outgrows the damping: steps of ratio 1.5 from converged points failed without it).
+    ``iteration["start"]``: ``continuation from α = 2 (n steps)``."""
+    todo = [i for i in cold if sols[i].status in RETRY and job.al[i] > LADDER_FROM]
+    if not todo:
+        return sols, xs, hist
+    sub = _ladder_points(job, todo)
+    everyone = np.arange(len(todo))
+    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg)
+    lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
+    return _climb(sub, lads, todo, state, sols, xs, hist, cfg)
+
+
+def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+    """Positional branch with encodings larger than the paper's (c = :func:`starts.encoding_scale` > 1): every
+    point of ``cold`` is solved again at the paper's scale P/c (where the model start is fitted) and followed
+    in c up to the point's P (:func:`_climb`, ratio ≤ ``SCALE_RATIO``), the damping following c
+    (:func:`default_damping`). Its result replaces the cold start's where it gets there: from the cold start
+    the iteration can leave for the m = 0 point (measured at P = 1.2·(1, −1)ᵀ, α = 1.5: two of four scrambles,
+    ``not_significant``), a wrong verdict. ``iteration["start"]``: ``continuation from encoding scale = 1
+    (n steps)``."""
+    c = starts.encoding_scale(job.params)
+    if job.branch != "positional" or not cold or not c > 1.0 + 1e-9:
+        return sols, xs, hist
+    P0 = np.asarray(job.params.P, float) / c
+    sub = _ladder_points(job, cold)
+
+    def at(pts, scale):
+        p = job.params if scale == c else job.params.replace(P=tuple(map(tuple, (P0 * scale).tolist())))
+        return sub(pts, params=p, damping=default_damping(p, job.branch) if job.auto_damping else job.damping)
+
+    everyone = np.arange(len(cold))
+    got, state = _ladder_base(at(everyone, 1.0), cfg)
+    lads = [Ladder(c, origin=1.0, max_ratio=SCALE_RATIO, name="encoding scale",
+                   started=got[j].status is Status.CONVERGED) for j in range(len(cold))]
+    return _climb(at, lads, cold, state, sols, xs, hist, cfg)
 
 
 @dataclass(frozen=True)
@@ -510,6 +644,7 @@ class _Job:
     even: bool
     backtrack: int = 0
     jump_rtol: float = fixed_point.JUMP_RTOL
+    auto_damping: bool = False
 
     def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
             hist: tuple | None = None, coarse_x: np.ndarray | None = None, damp: np.ndarray | None = None):
@@ -860,7 +995,9 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
       at positional ω = 0.1, α = 2 every scramble's discretised map has its own small m > 0 (1024 × 4:
       0.037, 0.062, 0.014, 0.018, t = 3.0), and m shrinks as the points are refined.
 
-    Returns None for branches without a defining overlap (uninformative, free) or ``k_se = 0``."""
+    ``per_scramble``: each scramble's ‖Z_s‖_F (in the reason of a point that fails: which scrambles found a
+    large overlap and which one near 0). Returns None for branches without a defining overlap (uninformative,
+    free) or ``k_se = 0``."""
     name = _DEFINING.get(branch)
     if name is None or k_se <= 0:
         return None
@@ -890,6 +1027,10 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
         if out["reason"] is None and value < RESOLUTION_SHRINK * vc:
             out["reason"] = (f"|{out['overlap']}| falls from {vc:.3g} (coarse points) to {value:.3g}: "
                              "it shrinks with the QMC size")
+    out["per_scramble"] = [float(v) for v in np.linalg.norm(Z.reshape(S, -1), axis=1)]
+    if out["reason"] is not None:      # which scrambles found what (e.g. L = 4 positional: some on a large
+        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/theory_general.md)
+            out["overlap"], ", ".join(f"{v:.3g}" for v in out["per_scramble"]))
     out["significant"] = out["reason"] is None
     return out
 

@@ -17,6 +17,7 @@ from .prior import prior
 from .quadrature import ProductRule
 from .routing import has_paper_encodings
 from .switching import SplitRule
+from .ladder import LADDER_FROM, Ladder
 from .zero_point import ZERO_Q, zero_point
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -321,17 +322,6 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     return x, h, ch, converged, status, residual, it
 
 
-LADDER_FROM = 2.0
-"""Largest α at which the model's start (:func:`start_state`, fitted at α ≤ 2) is trusted; above it a failed
-cold start may be rescued by continuation from here (:func:`solve_point`'s ``continuation``)."""
-LADDER_RATIO = 1.5
-"""Largest ratio between successive α of that continuation (halved in log α where a step fails)."""
-LADDER_MIN_RATIO = 1.02
-"""Smallest ratio tried before the continuation gives up."""
-LADDER_MAX_STEPS = 60
-"""Most solves one continuation may take (successful and failed steps together)."""
-
-
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
@@ -354,27 +344,20 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
 
 
 def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> FixedPointSolution:
-    """:func:`solve_point`'s ``continuation``: from ``LADDER_FROM`` up to ``alpha``, steps of ratio ≤
-    ``LADDER_RATIO`` halved (in log α) where a step fails, down to ``LADDER_MIN_RATIO``; the cold start's
-    failure ``cold`` (its status saying where the continuation stopped) if it cannot get there."""
+    """:func:`solve_point`'s ``continuation``: from ``LADDER_FROM`` up to ``alpha`` on the schedule of
+    :class:`.ladder.Ladder` (steps of ratio ≤ 1.5, square-rooted where a step fails, down to 1.02); the cold
+    start's failure ``cold`` (its status saying where the continuation stopped) if it cannot get there."""
     prev = _solve_point(params, LADDER_FROM, branch, stability=False, **kw)
-    a, ratio, steps = LADDER_FROM, LADDER_RATIO, 0
-    while prev.converged and a < alpha and steps < LADDER_MAX_STEPS:
-        nxt = min(alpha, a * ratio)
-        last = nxt == alpha
-        sol = _solve_point(params, nxt, branch, init=prev, stability=stability and last,
+    lad = Ladder(alpha, started=prev.converged)
+    while lad.climbing:
+        nxt = lad.next_value()
+        sol = _solve_point(params, nxt, branch, init=prev, stability=stability and nxt == alpha,
                            stability_nodes=stability_nodes, **kw)
-        steps += 1
-        if sol.converged:
-            prev, a, ratio = sol, nxt, min(LADDER_RATIO, ratio * 1.5)
-        elif ratio ** 0.5 >= LADDER_MIN_RATIO:
-            ratio = ratio ** 0.5
-        else:
-            break
-    if prev.converged and a == alpha:
-        return replace(prev, start=f"continuation from α = {LADDER_FROM:g} ({steps} steps)")
-    where = f"at α = {a:g}" if prev.converged else f"at its start α = {LADDER_FROM:g}"
-    return replace(cold, status=f"{cold.status} (continuation from α = {LADDER_FROM:g} stopped {where})")
+        lad.record(nxt, sol.converged)
+        prev = sol if sol.converged else prev
+    if lad.reached:
+        return replace(prev, start=lad.start_note())
+    return replace(cold, status=f"{cold.status} ({lad.stop_note()})")
 
 
 def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,

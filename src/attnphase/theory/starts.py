@@ -76,11 +76,23 @@ def teacher_self_weight(params: ModelParams) -> float:
     return (1.0 - params.omega) * sem + params.omega * float(np.trace(A)) / params.L
 
 
+def encoding_scale(params: ModelParams) -> float:
+    """The root mean square of the encodings' norms ‖P_l‖ (1 for the paper's P = (1, −1)ᵀ and for P = I); 1 where
+    P = 0."""
+    P = np.asarray(params.P, float)
+    rms = float(np.sqrt(np.mean(np.sum(P * P, axis=1))))
+    return rms if rms > 0 else 1.0
+
+
 def positional_overlap(params: ModelParams) -> float:
-    """m of the positional start: ``m² = (logit(t) + log(L − 1))/4``, at least 0.01 (module docstring)."""
+    """m of the positional start: ``m² = (logit(t) + log(L − 1))/4``, at least 0.01 (module docstring), divided by
+    the encodings' scale (:func:`encoding_scale`): the positional logits are ``m² P_l·P_k``, so the attention
+    asked for needs m/c at P = c·(1, −1)ᵀ. Before, m ignored P: at P = 2·(1, −1)ᵀ the start was twice the fixed
+    point's m·c and the iteration left for the m = 0 point or an invalid state (issue 11, helper hA;
+    docs/theory_general.md, "Large α and larger encodings in the engine")."""
     L = params.L
     t = min(max(teacher_self_weight(params), 1.0 / L + 1e-6), 1.0 - 1e-6)
-    return math.sqrt(max(0.25 * (math.log(t / (1.0 - t)) + math.log(L - 1)), 0.01))
+    return math.sqrt(max(0.25 * (math.log(t / (1.0 - t)) + math.log(L - 1)), 0.01)) / encoding_scale(params)
 
 
 def prior_V(params: ModelParams, alpha: float, branch: str, q: float) -> float:
