@@ -145,3 +145,14 @@ def test_cli_transition_at_strong_ridge_says_both_branches_collapse_to_q_zero():
     assert d["alpha_c_reason"].startswith("both branches collapse to q = 0 (the student Q = 0) wherever solved")
     assert "a positional branch leaves q = 0 for λ < 0.1737" in d["alpha_c_reason"]
     assert d["spinodal_semantic_kind"] == "never valid on the range (collapsed)"   # was "valid on the whole range"
+
+
+def test_reproduce_summary_does_not_call_a_never_valid_branch_valid_on_the_whole_range():
+    """``reproduce``'s branch-end line words the end as the transition does (issue 11, helper hB2). Fails on the
+    old code, which said "valid on the whole range" for any branch without an end."""
+    from attnphase.phase.transition import transition
+    from attnphase.reproduce import _end
+    tr = transition(STRONG, alphas=[1.0, 2.0], nodes=8, curve_nodes=8, refine=False, mixed_alphas=[],
+                    alpha_max=2.0, fixed_points=False)
+    assert _end(tr, "semantic") == "never valid on the range (collapsed)"
+    assert _end(tr, "semantic") == tr.branch_end("semantic")[1]
