@@ -1,7 +1,8 @@
 """Edges of ω (issue 11, helper hB2; docs/theory_general.md "Edges of ω"): near ω = 1 the positional map has a
 stiff oscillating mode (Jacobian eigenvalue −6 … −9 in the (q, m) plane), and the cold start at damping 0.6
-wandered (ω = 0.98, α = 2: m = −1.23 after 300 steps) or fell onto m = 0; the positional branch now iterates at
-damping 0.3 from a start whose q follows ω (``solver.positional_q_factor``)."""
+wandered (ω = 0.98, α = 2: m = −1.23 after 300 steps) or fell onto m = 0; the positional start's q now follows ω
+(``solver.positional_q_factor``) and its cold start runs at damping 0.3, retried at 0.6 where that fails
+(``solver.COLD_DAMPING``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from attnphase.model import ModelParams
-from attnphase.theory.solver import DAMPING, solve_point, start_state
+from attnphase.theory.solver import COLD_DAMPING, solve_point, start_state
 
 M_INF_OMEGA_1 = 0.35028
 """ω = 1, α → ∞: the population optimum over m alone (docs/theory_general.md, the audit's table: 0.35038 on a
@@ -51,10 +52,10 @@ def test_positional_branch_near_omega_one_is_a_fixed_point_continuous_in_omega_a
     assert m10 < M_INF_OMEGA_1 and m10 == pytest.approx(M_INF_OMEGA_1, abs=1e-3)
 
 
-def test_positional_damping_and_start():
-    """The positional branch iterates at 0.3, the others at 0.6; the start's q/(σ²m²) is 3 at ω = 0.3 (the
-    start measured there is unchanged) and 1.3 at ω = 1."""
-    assert DAMPING["positional"] == 0.3 and "semantic" not in DAMPING
+def test_positional_retry_damping_and_start():
+    """A positional cold start runs at 0.3 (not the others), retried at 0.6 where it fails or collapses; the start's q/(σ²m²) is 3 at ω = 0.3
+    (the start measured there is unchanged) and 1.3 at ω = 1."""
+    assert COLD_DAMPING == {"positional": 0.3}
     for om, f in ((0.3, 3.0), (1.0, 1.3)):
         q, m, V, _ = start_state(ModelParams(omega=om), 2.0, "positional")
         assert q / (0.25 * m * m) == pytest.approx(f, rel=1e-12)

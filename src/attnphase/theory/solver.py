@@ -97,7 +97,8 @@ class FixedPointSolution:
     start: str = "given or model"
     """Where the iteration started: ``"given or model"`` (``init``, or :func:`start_state`), or ``"continuation
     from α = … (n steps)"`` where a failed cold start at large α was rescued (:func:`solve_point`'s
-    ``continuation``)."""
+    ``continuation``), or ``"model, damping 0.6 (at 0.3 it …)"`` where the second cold start at the default
+    damping was kept (:data:`COLD_DAMPING`)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -335,13 +336,15 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
 
 DEFAULT_DAMPING = 0.6
 """Weight of the new map value in :func:`solve_point`'s damped step (Anderson mixing on top)."""
-DAMPING = {"positional": 0.3}
-"""Per-branch damping where it differs from ``DEFAULT_DAMPING``. The positional map has a stiff oscillating
-mode: the Jacobian's eigenvalue at the fixed point is −6.1 at ω = 0.9, α = 2 and −8.6 at ω = 1, α = 5 (in the
-(q, m) plane), so a damped step is stable only below 2/(1 − μ) ≈ 0.2–0.3; at 0.6 the cold start wandered (m
-−1.2 after 300 steps at ω = 0.9, α = 2) or fell onto m = 0 (ω = 1, α = 5) before Anderson had learnt the mode.
-0.3 converges there in 13–20 steps and at ω = 0.3 in as many steps as 0.6 (12–14 against 14–18; semantic
-collapses are slower at 0.3, so the other branches keep 0.6). docs/theory_general.md, "Edges of ω"."""
+COLD_DAMPING = {"positional": 0.3}
+"""Damping of :func:`solve_point`'s cold start (no ``init``) on these branches; where it does not converge or
+collapses, the point is solved again at ``DEFAULT_DAMPING`` (a converged point whose overlap did not vanish is
+preferred). The positional map has a stiff oscillating mode: the Jacobian's eigenvalue at the fixed point is
+−6.1 at ω = 0.9, α = 2 and −8.6 at ω = 1, α = 5 (in the (q, m) plane), so a damped step is stable only below
+2/(1 − μ) ≈ 0.2–0.3; at 0.6 the cold start wandered (ω = 0.98, α = 2: m ≈ −1.2 after 300 steps), failed (D ≤ 0)
+or fell onto m = 0 (ω = 1, α = 5) before Anderson had learnt the mode; at 0.3 those converge in 9–16 steps,
+and at ω = 0.3 in as many steps as at 0.6. Not for warm starts: collapses are ~2× slower at 0.3 (λ = 0.5: 79
+against 34 steps to q = 0, beyond a continuation's 60). docs/theory_general.md, "Edges of ω"."""
 
 
 LADDER_FROM = 2.0
@@ -366,14 +369,31 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     start is fitted at α ≤ 2 and is far off at α = 10 (map failed: D ≤ 0; issue 11 audit) — the point is solved
     at ``LADDER_FROM`` and followed up in α (:func:`_ladder`: each step warm-started from the last); the
     solution's ``start`` says so. Where it cannot get there, the cold start's failure is returned, its status
-    saying where the continuation stopped."""
+    saying where the continuation stopped. A cold start (no ``init``, ``damping`` unset) on a branch of
+    ``COLD_DAMPING`` runs at that damping; where it does not converge or collapses it is solved once more at
+    ``DEFAULT_DAMPING``, kept where it converged and either the first did not or its overlap did not vanish
+    (``start`` says so)."""
     kw = dict(nodes=nodes, rule=rule, rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
               coarse=coarse, fast=fast)
+    cold = init is None and damping is None and branch in COLD_DAMPING
     sol = _solve_point(params, alpha, branch, init=init, stability=stability, stability_nodes=stability_nodes,
-                       **kw)
+                       **({**kw, "damping": COLD_DAMPING[branch]} if cold else kw))
+    if cold and (not sol.converged or _collapsed(sol)):
+        again = _solve_point(params, alpha, branch, stability=stability, stability_nodes=stability_nodes, **kw)
+        if again.converged and (not sol.converged or not _collapsed(again)):
+            why = "did not converge" if not sol.converged else "collapsed"
+            sol = replace(again, start=f"model, damping {DEFAULT_DAMPING:g} "
+                                       f"(at {COLD_DAMPING[branch]:g} it {why})")
     if sol.converged or not continuation or init is not None or not float(alpha) > LADDER_FROM:
         return sol
     return _ladder(params, float(alpha), branch, sol, stability, stability_nodes, kw)
+
+
+def _collapsed(sol: FixedPointSolution) -> bool:
+    """The pinned branch's defining overlap vanished (|m| or |θ| ≤ 1e-3 σ√q, the continuation's COLLAPSE_TOL;
+    q = 0 included)."""
+    value = {"positional": sol.m, "semantic": sol.theta}.get(sol.branch)
+    return value is not None and not abs(value) > 1e-3 * sol.params.sigma * math.sqrt(max(sol.q, 0.0))
 
 
 def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> FixedPointSolution:
@@ -419,7 +439,7 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     rule's map is piecewise smooth with a noise floor of ~3e-7 (sub-intervals whose switch flag toggles; at
     times ~1e-5 on the coarse rule), so ``rtol`` much below 1e-6 is not reachable; the default 1e-5 matches
     the integration error itself (~1e-5, docs/theory.md).
-    Iteration: damped (``damping`` = weight of the new map value; None: :data:`DAMPING` of the branch) with
+    Iteration: damped (``damping`` = weight of the new map value; None: ``DEFAULT_DAMPING``) with
     Anderson mixing of depth ``anderson`` (0 switches it off), guarded: non-positive q or V fall back to the
     damped step.
     An iterate whose q falls below ``ZERO_Q·σ²`` (:mod:`.zero_point`) is put on the q = 0 point itself
@@ -443,7 +463,7 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     _validate(params, alpha, branch, nodes, rule)
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
-    damping = DAMPING.get(branch, DEFAULT_DAMPING) if damping is None else damping
+    damping = DEFAULT_DAMPING if damping is None else damping
     check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
     stability_nodes = (min(nodes, STABILITY_NODES) if stability_nodes is None
                        else check_int("stability_nodes", stability_nodes, 2))
