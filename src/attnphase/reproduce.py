@@ -114,8 +114,10 @@ def _line_value(x, bound) -> str:
 
 
 def _end(tr, branch) -> str:
-    e = tr.branches[branch].end
-    return "valid on the whole range" if e is None else f"{e.alpha:.4f} ({e.kind.value})"
+    """The branch's end as the transition words it (:meth:`TransitionResult.branch_end`: a branch that is never
+    valid is not "valid on the whole range")."""
+    alpha, kind = tr.branch_end(branch)
+    return kind if alpha is None else f"{alpha:.4f} ({kind})"
 
 
 def _fmt(x, p=4):

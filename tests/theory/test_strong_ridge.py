@@ -145,3 +145,41 @@ def test_cli_transition_at_strong_ridge_says_both_branches_collapse_to_q_zero():
     assert d["alpha_c_reason"].startswith("both branches collapse to q = 0 (the student Q = 0) wherever solved")
     assert "a positional branch leaves q = 0 for λ < 0.1737" in d["alpha_c_reason"]
     assert d["spinodal_semantic_kind"] == "never valid on the range (collapsed)"   # was "valid on the whole range"
+
+
+def test_reproduce_summary_does_not_call_a_never_valid_branch_valid_on_the_whole_range():
+    """``reproduce``'s branch-end line words the end as the transition does (issue 11, helper hB2). Fails on the
+    old code, which said "valid on the whole range" for any branch without an end."""
+    from attnphase.phase.transition import transition
+    from attnphase.reproduce import _end
+    tr = transition(STRONG, alphas=[1.0, 2.0], nodes=8, curve_nodes=8, refine=False, mixed_alphas=[],
+                    alpha_max=2.0, fixed_points=False)
+    assert _end(tr, "semantic") == "never valid on the range (collapsed)"
+    assert _end(tr, "semantic") == tr.branch_end("semantic")[1]
+
+
+def test_engine_reports_the_collapse_to_q_zero_with_the_closed_form_errors():
+    """The QMC engine at λ = 0.5 (issue 11, helper hB2): the semantic branch falls onto q = 0; it is reported
+    ``collapsed`` with the q = 0 record (values kept) and its e_t, ε_g, V agree with the closed form. Fails on
+    the old code (``not_significant``, values NaN, no mention of q = 0)."""
+    from attnphase.theory.engine import QMCConfig, solve
+    from attnphase.theory.status import Status
+    g = solve(STRONG, 2.0, "semantic", qmc_config=QMCConfig(points=1024, scrambles=4, target=0.0))
+    z = zero_point(STRONG, 2.0)
+    assert g.status is Status.COLLAPSED and g.significance["zero_q"]
+    assert "the semantic branch collapses to q = 0 here" in g.significance["reason"]
+    assert g.q < 1e-12 * STRONG.sigma ** 2 and g.theta < 1e-12
+    assert g.V == pytest.approx(z.V, rel=1e-5)
+    for key in ("e_t", "eps_g"):
+        assert abs(getattr(g, key) - getattr(z, key)) < 4 * g.errors[key]
+    assert g.e_t == pytest.approx(2.0 * g.eps_g, rel=1e-12)
+
+
+def test_cli_point_qmc_at_strong_ridge_notes_q_zero():
+    out = _cli(["theory", "point", "--lam", "0.5", "--alpha", "2", "--integrator", "qmc", "--qmc-points", "1024",
+                "--scrambles", "4", "--json"])
+    d = json.loads(out[out.index("{"):out.rindex("}") + 1])
+    assert d["status"] == "collapsed" and d["e_t"] == pytest.approx(zero_point(STRONG, 2.0).e_t, rel=2e-3)
+    text = " ".join(out.split())
+    assert "q = 0: the semantic branch collapses to q = 0 here" in text
+    assert "a positional branch leaves q = 0 for λ < 0.1737" in text

@@ -72,23 +72,44 @@ def _qmc_config(qmc_points, scrambles, target=None):
     return QMCConfig(**kw)
 
 
-def zero_point_note(params, alpha: float, branch: str, s) -> str:
-    """One line for a split-rule solution at the q = 0 point (:mod:`attnphase.theory.zero_point`): what it is,
-    its stability, and below which λ a positional / semantic branch leaves it (growth factor 1 against m, θ)."""
+def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float | None) -> str:
+    """One line for a solution at the q = 0 point (:mod:`attnphase.theory.zero_point`): what it is, its stability
+    (``growth``: the largest growth factor there; None where the closed form does not apply), and below which λ
+    a positional / semantic branch leaves it (growth factor 1 against m, θ; closed form, L = 2, r = r* = 1,
+    P = ±(1, −1)ᵀ only). Used by the split rule and by the engine (``significance["zero_q"]``)."""
     import math
 
+    from ..theory.routing import has_paper_encodings
     from ..theory.zero_point import onset_lam
-    what = (f"the {branch} branch collapses to q = 0 here" if branch != "uninformative"
-            else "the uninformative point is q = 0 here")
-    st = ("stable against every student direction" if s.stable else "UNSTABLE (a saddle)") + \
-        f" (largest growth factor {s.stability:.3g})"
+    closed = params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)
+    what = (f"the {branch} branch collapses to q = 0 here" if branch in ("semantic", "positional")
+            else f"the {branch} point is q = 0 here")
+    if growth is None or not math.isfinite(growth):
+        st = ("stability unknown" if closed else
+              "stability at q = 0 not evaluated (closed form only at L = 2, r = r* = 1, P = ±(1, -1)ᵀ)")
+    else:
+        st = ("stable against every student direction" if growth <= 1.0 else "UNSTABLE (a saddle)") + \
+            f" (largest growth factor {growth:.3g})"
     onsets = []
-    for key, name in (("m", "positional"), ("theta", "semantic")):
+    for key, name in (("m", "positional"), ("theta", "semantic")) if closed else ():
         lam = onset_lam(params, alpha, key)
         if math.isfinite(lam):
             onsets.append(f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {key} = 1)")
-    return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {s.e_t:.6g}; {st}"
+    return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {e_t:.6g}; {st}"
             + ("; " + "; ".join(onsets) if onsets else "") + " (docs/theory_general.md, 'Strong ridge')")
+
+
+def _engine_zero_growth(params, alpha: float) -> float | None:
+    """The closed-form largest growth factor at q = 0 for the engine's note (None beyond L = 2, r = 1, the
+    paper's P; NaN where the closed form has no admissible V)."""
+    from ..theory.routing import has_paper_encodings
+    from ..theory.zero_point import zero_point
+    if not (params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)):
+        return None
+    try:
+        return zero_point(params, alpha).growth
+    except ValueError:
+        return float("nan")
 
 
 @theory_app.command("point")
@@ -148,7 +169,11 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     else:
         print_table(f"theory point ({branch}, α={alpha:g}, ω={omega:g}, {how})", ["quantity", "value"], rows)
     verdict = g.verdict if how == "qmc" else None     # the free branch's verdict (theory.free_verdict)
-    if verdict is not None and verdict["on_pinned"]:
+    zero = how == "qmc" and g.significance is not None and g.significance.get("zero_q", False)
+    if zero:         # the engine at the q = 0 point (engine.zero_q_record): collapsed there, values kept
+        note = zero_point_note(params, alpha, branch, g.e_t, _engine_zero_growth(params, alpha))
+        console.print(f"[yellow]note: {note}[/yellow]")
+    elif verdict is not None and verdict["on_pinned"]:
         pv = verdict["pinned"]["values"]
         console.print(f"[yellow]warning: on_pinned, no free fixed point reported: the free iteration "
                       f"{verdict['reason']}. The {verdict['branch']} point: q = {pv['q']:.6g}, m = {pv['m']:.4g}, "
@@ -160,7 +185,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     elif verdict is not None:
         console.print(f"[yellow]note: checked against the {verdict['branch']} point: {verdict['reason']}[/yellow]")
     elif how != "qmc" and s.q == 0.0:
-        console.print(f"[yellow]note: {zero_point_note(params, alpha, branch, s)}[/yellow]")
+        console.print(f"[yellow]note: {zero_point_note(params, alpha, branch, s.e_t, s.stability)}[/yellow]")
     elif how != "qmc" and state is PointState.COLLAPSED:
         key = "theta" if branch == "semantic" else "m"
         console.print(f"[yellow]note: collapsed: the {branch} branch's overlap vanishes here (it is the "

@@ -165,7 +165,9 @@ class TransitionResult:
     def mixed_found(self) -> bool:
         return any(m.get("mixed", False) for m in self.mixed)
 
-    def _end(self, b):
+    def branch_end(self, b) -> tuple[float | None, str]:
+        """Where branch ``b`` stops being valid: (α, kind), or (None, why not: "valid on the whole range" or
+        "never valid on the range (…states…)")."""
         e = self.branches[b].end
         if e is not None:
             return e.alpha, e.kind.value
@@ -176,15 +178,16 @@ class TransitionResult:
 
     @property
     def spinodal_semantic(self):
-        return self._end("semantic")[0]
+        return self.branch_end("semantic")[0]
 
     @property
     def spinodal_positional(self):
-        return self._end("positional")[0]
+        return self.branch_end("positional")[0]
 
     def to_dict(self, tables: bool = False) -> dict[str, Any]:
         ends = {b: (self.branches[b].end.to_dict() if self.branches[b].end else None) for b in self.branches}
         ends |= {f"{b}_begin": self.branches[b].begin.to_dict() for b in self.branches if self.branches[b].begin}
+        sem_end, pos_end = self.branch_end("semantic"), self.branch_end("positional")
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
                  alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
@@ -192,9 +195,8 @@ class TransitionResult:
                  global_kinds=_kind_runs(self.global_minimum), alpha_c_pinned=self.alpha_c_pinned,
                  alpha_l=self.alpha_l, alpha_l_bound=self.alpha_l_bound, alpha_l_reason=self.alpha_l_reason,
                  eps_lin=self.eps_lin, alpha_range=list(self.alpha_range),
-                 spinodal_semantic=self._end("semantic")[0], spinodal_semantic_kind=self._end("semantic")[1],
-                 spinodal_positional=self._end("positional")[0],
-                 spinodal_positional_kind=self._end("positional")[1], ends=ends,
+                 spinodal_semantic=sem_end[0], spinodal_semantic_kind=sem_end[1],
+                 spinodal_positional=pos_end[0], spinodal_positional_kind=pos_end[1], ends=ends,
                  alpha_c_grid=self.alpha_c_grid, alpha_l_grid=self.alpha_l_grid, mixed_found=self.mixed_found,
                  mixed=self.mixed, refined=self.refined, notes=self.notes,
                  states={b: br.states() for b, br in self.branches.items()},

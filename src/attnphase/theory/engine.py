@@ -32,6 +32,7 @@ from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
 from .status import Status
+from .zero_point import ZERO_Q
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
@@ -128,7 +129,9 @@ class QMCConfig:
 @dataclass(frozen=True)
 class GeneralSolution:
     """One point: mean over scrambles and standard errors (``*_err``). Values are NaN unless ``status`` is
-    CONVERGED (an unconverged point is reported, never a result); ``last`` keeps the last iterate then.
+    CONVERGED (an unconverged point is reported, never a result), or COLLAPSED onto the q = 0 point
+    (``significance["zero_q"]``, :func:`zero_q_record`: a fixed point, its values kept); ``last`` keeps the last
+    iterate otherwise.
     ``significance``: the test of the pinned branch's defining overlap (:func:`overlap_significance`; None
     where it does not apply); a point that fails it has status ``NOT_SIGNIFICANT``. ``resolution``: the error
     control's record (target, the QMC sizes tried with their worst relative standard error, ``met``,
@@ -914,6 +917,11 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                                    r, k, rs, k_se)
         if sig is not None and not sig["significant"]:
             status = Status.NOT_SIGNIFICANT
+        zero = zero_q_record(params, branch, xs)
+        if zero is not None and branch in _DEFINING:      # the pinned branch fell onto the q = 0 point
+            status, sig = Status.COLLAPSED, zero
+        elif zero is not None and branch == "uninformative":   # converged, said to be q = 0
+            sig = zero
     else:                       # a failure where the branch's overlap vanished: collapsed (collapse.py)
         sig = collapse_record(params, alpha, branch, xs)
         status = status if sig is None else Status.COLLAPSED
@@ -925,7 +933,7 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
     x_mean = unflatten(xs.mean(axis=0), r, k, rs)
     h_mean = unflatten(hs.mean(axis=0), r, k, rs, Hats)
     last = None
-    if status is not Status.CONVERGED:
+    if status is not Status.CONVERGED and not (sig is not None and sig.get("zero_q")):
         last = OrderParams(*(np.asarray(b) for b in x_mean))
         nanify = lambda t: type(t)(*(np.full(np.shape(b), np.nan) for b in t))  # noqa: E731
         x_mean, h_mean = nanify(x_mean), nanify(h_mean)
@@ -937,6 +945,30 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                            float(np.max(run.aux["max_grad"][sl])), last, full_prox_every=full_prox_every,
                            full_prox_calls=int(np.max(run.full_calls[sl])), significance=sig,
                            scramble_x=np.array(run.x[sl], float))
+
+
+def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray) -> dict | None:
+    """A converged point at the q = 0 fixed point (the student Q = 0; MODEL.md §6, theory/zero_point.py): tr q of
+    every scramble below ``ZERO_Q`` σ² (round-off around 0; genuine points have q ≳ 1e-3 σ²). Returns the record
+    that :func:`_collect` reports as ``Status.COLLAPSED`` on a pinned branch — in the split rule's words (a
+    semantic/positional solve there is ``collapsed``: its overlap vanished, it is the uninformative point) — with
+    the values kept (the point is a fixed point, not a failure); None where q is not 0. Was ``not_significant``
+    (λ = 0.5, α = 2: |θ| = 4.8e-25 within 3 s.e. of 0) with no mention of q = 0."""
+    xs = np.asarray(xs, float)
+    if xs.shape[0] == 0 or not np.all(np.isfinite(xs)):
+        return None
+    x = unflatten(xs, params.r, params.k, params.r_star)
+    q = np.trace(np.asarray(x.q), axis1=-2, axis2=-1)
+    if not float(np.max(np.abs(q))) < ZERO_Q * params.sigma ** 2:
+        return None
+    name = _DEFINING.get(branch)
+    overlap = {"M": "m", "theta": "theta"}.get(name)
+    value = float(np.max(np.linalg.norm(np.asarray(getattr(x, name)).reshape(xs.shape[0], -1), axis=1))) \
+        if name else 0.0
+    what = (f"the {branch} branch collapses to q = 0 here" if name else f"the {branch} point is q = 0 here")
+    return {"overlap": overlap, "value": value, "q": float(np.max(q)), "zero_q": True, "significant": False,
+            "reason": f"q = 0: {what} — the student is zero (Q = 0); q ≤ {float(np.max(q)):.2g}"
+                      + (f", |{overlap}| ≤ {value:.2g}" if name else "")}
 
 
 def aligned_scrambles(xs: np.ndarray, hs: np.ndarray | None, r: int, k: int, rs: int):

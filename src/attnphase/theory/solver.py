@@ -98,7 +98,8 @@ class FixedPointSolution:
     start: str = "given or model"
     """Where the iteration started: ``"given or model"`` (``init``, or :func:`start_state`), or ``"continuation
     from α = … (n steps)"`` where a failed cold start at large α was rescued (:func:`solve_point`'s
-    ``continuation``)."""
+    ``continuation``), or ``"model, damping 0.6 (at 0.3 it …)"`` where the second cold start at the default
+    damping was kept (:data:`COLD_DAMPING`)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -209,6 +210,14 @@ def _teacher_diagonal(params: ModelParams, order: int = 24) -> float:
     return (1.0 - params.omega) * semantic + params.omega * 0.5 * float(A[0, 0] + A[1, 1])
 
 
+def positional_q_factor(omega: float) -> float:
+    """q / (σ² m²) of the positional start: ``1.3 + 1.7 ((1 − ω)/0.7)²``. Measured on the positional fixed point
+    (σ = 0.5, λ = 0.01, α = 2; docs/theory_general.md, "Edges of ω"): 3.06, 1.78, 1.43, 1.35, 1.32, 1.32 at
+    ω = 0.3, 0.5, 0.7, 0.8, 0.9, 1 (this gives 3.0, 2.17, 1.61, 1.44, 1.33, 1.3); the part off the positional
+    direction fits the teacher's semantic share (1 − ω) and, at ω → 1, the noise only."""
+    return 1.3 + 1.7 * ((1.0 - float(omega)) / 0.7) ** 2
+
+
 def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> np.ndarray:
     """A starting point (q, m, V, θ) derived from the model (MODEL.md §6), not tuned to one σ.
 
@@ -217,11 +226,14 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     * positional: Q along the positional direction with the attention a purely positional student needs to
       match the teacher's mean self-weight t = E[T_ll] (S_11 = sigmoid(2 m²) = t gives m² = logit(t)/2; the
       token part of the logits takes about half of it, so m² = logit(t)/4, at least 0.01), times ``scale``;
-      q = 3 σ² m² (two thirds of it off the positional direction);
+      q = f(ω) σ² m² with the part off the positional direction (f − 1) growing with the teacher's semantic
+      share: :func:`positional_q_factor` (f = 3 at ω = 0.3; 1.3 as ω → 1, where q = 3 σ² m² was 2× off and
+      the cold start wandered);
     * uninformative / free: q = 0.3 σ² (free: with both overlaps at half their pure values);
     * V from the prior side, V = σ²/(λ + σ² V̂), with V̂ ≈ k α σ² q (the curvature of the loss
       ``(σ²/2)‖T − S‖²`` in h is ~σ² q per token): k = 0.6 semantic (0.5–0.7 measured at σ ∈ {0.5, 0.7},
-      λ ∈ {0.001, 0.01}), k = 1.9 positional (1.88, 1.92 measured at α = 2, 1; σ = 0.5, ω = 0.3).
+      λ ∈ {0.001, 0.01}), k = 1.9 positional (1.88, 1.92 measured at α = 2, 1; σ = 0.5, ω = 0.3) with q there
+      taken as 3 σ² m² (what k was measured with; the smaller q of ω → 1 made V 2.5× too large at α = 5).
     ``scale`` moves the start along the branch's overlap (multi-start).
     """
     s2 = params.sigma ** 2
@@ -231,13 +243,14 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     if branch == "semantic":
         q, m, th = 1.1 * c * c * s2, 0.0, c * s2
     elif branch == "positional":
-        q, m, th = 3.0 * s2 * m_pos ** 2, m_pos, 0.0
+        q, m, th = positional_q_factor(params.omega) * s2 * m_pos ** 2, m_pos, 0.0
     elif branch == "free":
         q, m, th = 0.5 * (1.1 * c * c * s2 + 3.0 * s2 * m_pos ** 2), 0.5 * m_pos, 0.5 * c * s2
     else:
         q, m, th = 0.3 * s2, 0.0, 0.0
     k = 1.9 if branch == "positional" else 0.6
-    V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q)
+    q_k = 3.0 * s2 * m_pos ** 2 if branch == "positional" else q    # the q that k = 1.9 was measured with
+    V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q_k)
     return np.array([q, m, V, th], dtype=float)
 
 
@@ -322,9 +335,22 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     return x, h, ch, converged, status, residual, it
 
 
+DEFAULT_DAMPING = 0.6
+"""Weight of the new map value in :func:`solve_point`'s damped step (Anderson mixing on top)."""
+COLD_DAMPING = {"positional": 0.3}
+"""Damping of :func:`solve_point`'s cold start (no ``init``) on these branches; where it does not converge or
+collapses, the point is solved again at ``DEFAULT_DAMPING`` (a converged point whose overlap did not vanish is
+preferred). The positional map has a stiff oscillating mode: the Jacobian's eigenvalue at the fixed point is
+−6.1 at ω = 0.9, α = 2 and −8.6 at ω = 1, α = 5 (in the (q, m) plane), so a damped step is stable only below
+2/(1 − μ) ≈ 0.2–0.3; at 0.6 the cold start wandered (ω = 0.98, α = 2: m ≈ −1.2 after 300 steps), failed (D ≤ 0)
+or fell onto m = 0 (ω = 1, α = 5) before Anderson had learnt the mode; at 0.3 those converge in 9–16 steps,
+and at ω = 0.3 in as many steps as at 0.6. Not for warm starts: collapses are ~2× slower at 0.3 (λ = 0.5: 79
+against 34 steps to q = 0, beyond a continuation's 60). docs/theory_general.md, "Edges of ω"."""
+
+
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                 rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
-                init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
+                init: "FixedPointSolution | None" = None, stability: bool = True, damping: float | None = None,
                 anderson: int = 4, coarse: bool = True, fast: bool = True,
                 stability_nodes: int | None = None, continuation: bool = False) -> FixedPointSolution:
     """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha``
@@ -333,14 +359,31 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     start is fitted at α ≤ 2 and is far off at α = 10 (map failed: D ≤ 0; issue 11 audit) — the point is solved
     at ``LADDER_FROM`` and followed up in α (:func:`_ladder`: each step warm-started from the last); the
     solution's ``start`` says so. Where it cannot get there, the cold start's failure is returned, its status
-    saying where the continuation stopped."""
+    saying where the continuation stopped. A cold start (no ``init``, ``damping`` unset) on a branch of
+    ``COLD_DAMPING`` runs at that damping; where it does not converge or collapses it is solved once more at
+    ``DEFAULT_DAMPING``, kept where it converged and either the first did not or its overlap did not vanish
+    (``start`` says so)."""
     kw = dict(nodes=nodes, rule=rule, rtol=rtol, max_steps=max_steps, damping=damping, anderson=anderson,
               coarse=coarse, fast=fast)
+    cold = init is None and damping is None and branch in COLD_DAMPING
     sol = _solve_point(params, alpha, branch, init=init, stability=stability, stability_nodes=stability_nodes,
-                       **kw)
+                       **({**kw, "damping": COLD_DAMPING[branch]} if cold else kw))
+    if cold and (not sol.converged or _collapsed(sol)):
+        again = _solve_point(params, alpha, branch, stability=stability, stability_nodes=stability_nodes, **kw)
+        if again.converged and (not sol.converged or not _collapsed(again)):
+            why = "did not converge" if not sol.converged else "collapsed"
+            sol = replace(again, start=f"model, damping {DEFAULT_DAMPING:g} "
+                                       f"(at {COLD_DAMPING[branch]:g} it {why})")
     if sol.converged or not continuation or init is not None or not float(alpha) > LADDER_FROM:
         return sol
     return _ladder(params, float(alpha), branch, sol, stability, stability_nodes, kw)
+
+
+def _collapsed(sol: FixedPointSolution) -> bool:
+    """The pinned branch's defining overlap vanished (|m| or |θ| ≤ 1e-3 σ√q, the continuation's COLLAPSE_TOL;
+    q = 0 included)."""
+    value = {"positional": sol.m, "semantic": sol.theta}.get(sol.branch)
+    return value is not None and not abs(value) > 1e-3 * sol.params.sigma * math.sqrt(max(sol.q, 0.0))
 
 
 def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> FixedPointSolution:
@@ -362,7 +405,7 @@ def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> Fixe
 
 def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
                  rule: str = "split", rtol: float = 1e-5, max_steps: int = 300,
-                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float = 0.6,
+                 init: "FixedPointSolution | None" = None, stability: bool = True, damping: float | None = None,
                  anderson: int = 4, coarse: bool = True, fast: bool = True,
                  stability_nodes: int | None = None) -> FixedPointSolution:
     """Solve the fixed point of MODEL.md §6 on one branch at sample complexity ``alpha`` from one start.
@@ -379,8 +422,9 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     rule's map is piecewise smooth with a noise floor of ~3e-7 (sub-intervals whose switch flag toggles; at
     times ~1e-5 on the coarse rule), so ``rtol`` much below 1e-6 is not reachable; the default 1e-5 matches
     the integration error itself (~1e-5, docs/theory.md).
-    Iteration: damped (``damping`` = weight of the new map value) with Anderson mixing of depth ``anderson``
-    (0 switches it off), guarded: non-positive q or V fall back to the damped step.
+    Iteration: damped (``damping`` = weight of the new map value; None: ``DEFAULT_DAMPING``) with
+    Anderson mixing of depth ``anderson`` (0 switches it off), guarded: non-positive q or V fall back to the
+    damped step.
     An iterate whose q falls below ``ZERO_Q·σ²`` (:mod:`.zero_point`) is put on the q = 0 point itself
     (q = m = θ = 0; the overlaps there are round-off, and V̂ is in derivative form, :data:`.channel
     .V_HAT_Q_FLOOR`); a solve converged there is reported as that point (:func:`_zero_solution`).
@@ -402,6 +446,7 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     _validate(params, alpha, branch, nodes, rule)
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
+    damping = DEFAULT_DAMPING if damping is None else damping
     check_range("damping", damping, lo=0.0, hi=1.0, lo_open=True)
     stability_nodes = (min(nodes, STABILITY_NODES) if stability_nodes is None
                        else check_int("stability_nodes", stability_nodes, 2))

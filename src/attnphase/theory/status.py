@@ -19,7 +19,9 @@ class Status(str, Enum):
     COLLAPSED = "collapsed"            # the solve failed (invalid_state, max_steps, diverged) on a pinned branch
     #                                    while its defining overlap vanished: the branch has no fixed point
     #                                    there, the iteration fell onto the uninformative point
-    #                                    (collapse.collapse_record)
+    #                                    (collapse.collapse_record); or converged onto the q = 0 point
+    #                                    (the student Q = 0; engine.zero_q_record: values kept, as the
+    #                                    split rule's ``collapsed`` state at q = 0)
     ON_PINNED = "on_pinned"            # free branch: the iteration sits on a pinned branch's fixed point (converged
     #                                    there and stable against the pinned direction); its pinned overlap is an
     #                                    integration artefact of the QMC points (free_verdict.decide)
