@@ -779,6 +779,9 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                                    r, k, rs, k_se)
         if sig is not None and not sig["significant"]:
             status = Status.NOT_SIGNIFICANT
+            rec = collapse_record(params, alpha, branch, xs, converged=True)   # every scramble's overlap ~ 0
+            if rec is not None:
+                status, sig = Status.COLLAPSED, {**rec, "significance": sig}
     else:                       # a failure where the branch's overlap vanished: collapsed (collapse.py)
         sig = collapse_record(params, alpha, branch, xs)
         status = status if sig is None else Status.COLLAPSED
