@@ -115,6 +115,7 @@ def test_lower_rank_student_agrees_with_finite_d_minimisers():
         assert abs(mean - th.values[key]) <= max(3 * se, 0.08 * th.values[key]), (key, mean, se, th.values[key])
 
 
+@pytest.mark.slow
 def test_rank2_student_of_a_rank3_teacher_converges_from_the_full_signal_start():
     """r = 2, r* = 3, α = 4 (docs/theory_general.md, "r < r* follow-ups"): the model/reference start (θ on one
     student direction) ends ``invalid_state`` on every scramble (V̂₂₂ < −λ/σ² at the first map call); the
