@@ -113,3 +113,38 @@ def test_lower_rank_student_agrees_with_finite_d_minimisers():
         v = np.asarray(getattr(fd, key), float)
         mean, se = v.mean(), v.std(ddof=1) / math.sqrt(len(v))
         assert abs(mean - th.values[key]) <= max(3 * se, 0.08 * th.values[key]), (key, mean, se, th.values[key])
+
+
+@pytest.mark.slow
+def test_rank2_student_of_a_rank3_teacher_converges_from_the_full_signal_start():
+    """r = 2, r* = 3, α = 4 (docs/theory_general.md, "r < r* follow-ups"): the model/reference start (θ on one
+    student direction) ends ``invalid_state`` on every scramble (V̂₂₂ < −λ/σ² at the first map call); the
+    engine's next start, θ on both (``starts.full_signal_start``), converges. θ's two singular values agree
+    (measured 0.19, 0.19 per scramble at 4096 × 4): the fixed point has θ_r ∝ an orthogonal matrix, so the
+    teacher rotations inside the first r columns are student rotations too, fixed by the student gauge — no
+    flat direction is left."""
+    p = ModelParams(r=2, r_star=3)
+    s = solve(p, 4.0, "semantic", qmc_config=CFG, stability=False)
+    assert s.status is Status.CONVERGED, (s.status, s.iteration)
+    assert s.iteration["start"] == "full_signal"
+    assert s.significance["significant"]
+    th = np.asarray(unflatten(s.scramble_x, 2, 1, 3).theta)
+    assert np.all(th[:, :, 2] == 0.0)                         # the teacher-side pin: third column 0
+    sv = np.linalg.svd(th, compute_uv=False)                  # (S, 2)
+    assert np.all(sv[:, 1] > 0.12) and np.all(sv[:, 1] > 0.6 * sv[:, 0]), sv
+
+
+def test_alpha_1_semantic_point_collapsed_where_every_scramble_agrees():
+    """r = 1, r* = 2, α = 1: the semantic branch has fallen onto the uninformative point (θ → 0, q = 0.1231).
+    At 4096 × 4 every scramble's converged |θ| is below 5 % of the start's 0.175 (measured 0.0034–0.0083, q
+    0.12305–0.12315): ``collapsed`` (was ``not_significant``), with the significance test kept in the record.
+    At 1024 × 4 the artefact is larger and scramble-dependent (|θ| 0.009–0.040): still ``not_significant``."""
+    s = solve(P_LOW, 1.0, "semantic", qmc_config=QMCConfig(points=4096, scrambles=4, coarse=0), stability=False)
+    assert s.status is Status.COLLAPSED, (s.status, s.significance)
+    assert not s.converged and np.isnan(s.values["theta"])
+    rec = s.significance
+    assert rec["overlap"] == "theta" and rec["max"] < 0.05 * rec["start_value"]
+    assert not rec["significance"]["significant"]
+    assert s.to_dict()["status"] == "collapsed"
+    small = solve(P_LOW, 1.0, "semantic", qmc_config=CFG, stability=False)
+    assert small.status is Status.NOT_SIGNIFICANT, (small.status, small.significance)

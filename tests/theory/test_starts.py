@@ -56,6 +56,38 @@ def test_collapse_record_only_for_a_vanished_overlap():
     assert collapse_record(p, 1.0, "free", np.stack([flat(0.0), flat(0.0)])) is None
 
 
+def test_collapse_record_of_converged_scrambles_needs_every_scramble():
+    """A converged point whose overlap is not significant is ``collapsed`` only where EVERY scramble's overlap
+    is below ``COLLAPSE_FRACTION`` of the start's; a failure needs only their mean (module docstring)."""
+    p = ModelParams(sigma=0.7)
+    start = default_init(p, "positional", 1.0)
+    m0 = float(np.asarray(start.M)[0, 0])
+    flat = lambda m: np.asarray(flatten(OrderParams(start.q, np.array([[m]]), start.theta, start.V)))  # noqa: E731
+    one_off = np.stack([flat(0.001 * m0)] * 3 + [flat(0.12 * m0)])       # mean 3.8 %, one scramble at 12 %
+    assert collapse_record(p, 1.0, "positional", one_off)["overlap"] == "m"
+    assert collapse_record(p, 1.0, "positional", one_off, converged=True) is None
+    small = collapse_record(p, 1.0, "positional", np.stack([flat(0.01 * m0), flat(-0.02 * m0)]), converged=True)
+    assert small["overlap"] == "m" and small["max"] == pytest.approx(0.02 * m0)
+    assert small["reason"].startswith("collapsed") and "every scramble" in small["reason"]
+
+
+def test_full_signal_start_only_for_a_semantic_rank_r_student():
+    """θ on each of min(r, r*) directions, tried after the model and reference starts (r = 2, r* = 3: the
+    rank-1 θ of those ends ``invalid_state``, docs/theory_general.md "r < r* follow-ups")."""
+    p = ModelParams(r=2, r_star=3)
+    names = [n for n, _ in starts.start_candidates(p, "semantic", 2.0)]
+    assert names[-1] == "full_signal"
+    x = starts.full_signal_start(p, "semantic", 2.0)
+    ref = starts.model_start(p, "semantic", 2.0)
+    np.testing.assert_allclose(x.theta, np.array([[1.0, 0, 0], [0, 1.0, 0]]) * ref.theta[0, 0])
+    np.testing.assert_allclose(x.q, ref.q)
+    np.testing.assert_allclose(x.V, ref.V)
+    for q, branch in ((ModelParams(r=2, r_star=1), "semantic"), (ModelParams(r=1, r_star=2), "semantic"),
+                      (p, "positional")):
+        assert starts.full_signal_start(q, branch, 2.0) is None
+        assert "full_signal" not in [n for n, _ in starts.start_candidates(q, branch, 2.0)]
+
+
 def _split(sigma, lam, alpha, branch):
     return solve_point(ModelParams(omega=0.3, sigma=sigma, lam=lam), alpha, branch, stability=False)
 

@@ -917,6 +917,9 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                                    r, k, rs, k_se)
         if sig is not None and not sig["significant"]:
             status = Status.NOT_SIGNIFICANT
+            rec = collapse_record(params, alpha, branch, xs, converged=True)   # every scramble's overlap ~ 0
+            if rec is not None:
+                status, sig = Status.COLLAPSED, {**rec, "significance": sig}
         zero = zero_q_record(params, branch, xs)
         if zero is not None and branch in _DEFINING:      # the pinned branch fell onto the q = 0 point
             status, sig = Status.COLLAPSED, zero

@@ -167,11 +167,30 @@ def _rank_r_start(params: ModelParams, branch: str, alpha: float) -> OrderParams
 def start_candidates(params: ModelParams, branch: str, alpha: float | None = None) -> list[tuple[str, OrderParams]]:
     """The starts the engine tries in turn for a point whose solve failed (``max_steps``, ``invalid_state``,
     ``diverged``; a verdict — converged, ``not_significant``, ``collapsed`` — ends the list): the model start
-    (:func:`model_start`), then :func:`reference_start` where it differs. Neither alone converges everywhere:
+    (:func:`model_start`), then :func:`reference_start` where it differs, then (semantic, r, r* > 1)
+    :func:`full_signal_start`. Neither of the first two alone converges everywhere:
     measured at 512–1024 × 4 (docs/theory_general.md), L = 2 λ = 0.001 semantic α = 2 only from the model
     start, L = 3 σ = 1 semantic α = 2 only from the reference."""
     out = [("model", model_start(params, branch, alpha))]
     ref = reference_start(params, branch)
     if not all(np.allclose(a, b, rtol=1e-12, atol=0.0) for a, b in zip(out[0][1], ref)):
         out.append(("reference", ref))
+    full = full_signal_start(params, branch, alpha)
+    if full is not None:
+        out.append(("full_signal", full))
     return out
+
+
+def full_signal_start(params: ModelParams, branch: str, alpha: float | None = None) -> OrderParams | None:
+    """Semantic, r > 1 and r* > 1: the rank-r start (:func:`_rank_r_start`) with the semantic overlap on each
+    of the min(r, r*) directions the signal can use (θ_jj = 0.6 σ², j < min(r, r*)) instead of on the first
+    only; None elsewhere. Measured at r = 2, r* = 3 (L = 2, σ = 0.5, α = 4; docs/theory_general.md, "r < r*
+    follow-ups"): from the rank-1 θ the first map call gives V̂₂₂ = −0.042 < −λ/σ² (D = λ + σ²V̂ not positive:
+    ``invalid_state`` on every scramble); from this start it converges, to θ's two singular values 0.19, 0.19."""
+    rho = min(params.r, params.r_star)
+    if branch != "semantic" or rho < 2:
+        return None
+    x = _rank_r_start(params, branch, DEFAULT_ALPHA if alpha is None else float(alpha))
+    th = np.array(x.theta, float)
+    th[np.arange(rho), np.arange(rho)] = th[0, 0]
+    return x._replace(theta=th)

@@ -13,15 +13,16 @@ class Status(str, Enum):
     DIVERGED = "diverged"              # non-finite map value
     INVALID_STATE = "invalid_state"    # q or V left the positive-definite cone, or D = λ + σ²V̂ not positive
     NOT_SIGNIFICANT = "not_significant"  # converged, but the pinned branch's defining overlap (m, resp. θ) is
-    #                                      not significantly non-zero: the branch collapsed onto the
-    #                                      uninformative point, the "fixed point" is an integration artefact
+    #                                      not significantly non-zero: the "fixed point" is an integration
+    #                                      artefact, the scrambles do not agree that it vanished
     #                                      (engine.overlap_significance)
-    COLLAPSED = "collapsed"            # the solve failed (invalid_state, max_steps, diverged) on a pinned branch
-    #                                    while its defining overlap vanished: the branch has no fixed point
-    #                                    there, the iteration fell onto the uninformative point
-    #                                    (collapse.collapse_record); or converged onto the q = 0 point
-    #                                    (the student Q = 0; engine.zero_q_record: values kept, as the
-    #                                    split rule's ``collapsed`` state at q = 0)
+    COLLAPSED = "collapsed"            # the pinned branch's defining overlap vanished: the solve failed
+    #                                    (invalid_state, max_steps, diverged) while it fell to ~0, or it
+    #                                    converged not significant with EVERY scramble's overlap ~0 — the
+    #                                    iteration fell onto the uninformative point (collapse.collapse_record);
+    #                                    or it converged onto the q = 0 point (the student Q = 0;
+    #                                    engine.zero_q_record: values kept, as the split rule's ``collapsed``
+    #                                    state at q = 0)
     ON_PINNED = "on_pinned"            # free branch: the iteration sits on a pinned branch's fixed point (converged
     #                                    there and stable against the pinned direction); its pinned overlap is an
     #                                    integration artefact of the QMC points (free_verdict.decide)
