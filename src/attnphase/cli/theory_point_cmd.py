@@ -79,9 +79,8 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     P = ±(1, −1)ᵀ only). Used by the split rule and by the engine (``significance["zero_q"]``)."""
     import math
 
-    from ..theory.routing import has_paper_encodings
-    from ..theory.zero_point import onset_lam
-    closed = params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)
+    from ..theory.zero_point import branch_onsets
+    closed = _closed_form_applies(params)
     what = (f"the {branch} branch collapses to q = 0 here" if branch in ("semantic", "positional")
             else f"the {branch} point is q = 0 here")
     if growth is None or not math.isfinite(growth):
@@ -90,26 +89,26 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     else:
         st = ("stable against every student direction" if growth <= 1.0 else "UNSTABLE (a saddle)") + \
             f" (largest growth factor {growth:.3g})"
-    onsets = []
-    for key, name in (("m", "positional"), ("theta", "semantic")) if closed else ():
-        lam = onset_lam(params, alpha, key)
-        if math.isfinite(lam):
-            onsets.append(f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {key} = 1)")
+    onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {_AGAINST[name]} = 1)"
+              for name, lam in (branch_onsets(params, alpha) if closed else {}).items()]
     return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {e_t:.6g}; {st}"
             + ("; " + "; ".join(onsets) if onsets else "") + " (docs/theory_general.md, 'Strong ridge')")
+
+
+_AGAINST = {"positional": "m", "semantic": "theta"}
+
+
+def _closed_form_applies(params) -> bool:
+    """The q = 0 closed form (:mod:`attnphase.theory.zero_point`) holds: L = 2, r = r* = 1, the paper's P."""
+    from ..theory.routing import has_paper_encodings
+    return params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)
 
 
 def _engine_zero_growth(params, alpha: float) -> float | None:
     """The closed-form largest growth factor at q = 0 for the engine's note (None beyond L = 2, r = 1, the
     paper's P; NaN where the closed form has no admissible V)."""
-    from ..theory.routing import has_paper_encodings
-    from ..theory.zero_point import zero_point
-    if not (params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)):
-        return None
-    try:
-        return zero_point(params, alpha).growth
-    except ValueError:
-        return float("nan")
+    from ..theory.zero_point import largest_growth
+    return largest_growth(params, alpha) if _closed_form_applies(params) else None
 
 
 @theory_app.command("point")

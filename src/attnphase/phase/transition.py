@@ -571,7 +571,7 @@ def zero_point_note(params: ModelParams, branches) -> str | None:
     :mod:`attnphase.theory.zero_point`, a strong ridge), one line saying so, with the point's stability and the
     λ below which a positional (semantic) branch leaves it at the largest such α (growth factor 1 against m,
     θ; it falls with α); None where no solved point is at q = 0."""
-    from ..theory.zero_point import onset_lam, zero_point
+    from ..theory.zero_point import branch_onsets, largest_growth
     at = {b: sorted(p.alpha for p in list(br) + br.extra if getattr(p, "q", None) == 0.0)
           for b, br in branches.items()}
     if not any(at.values()):
@@ -582,15 +582,11 @@ def zero_point_note(params: ModelParams, branches) -> str | None:
     where = "; ".join(f"{b} at {len(v)} α's in [{min(v):g}, {max(v):g}]" for b, v in at.items() if v)
     head = ("both branches collapse to q = 0 (the student Q = 0) wherever solved" if both
             else "q = 0 (the student Q = 0) reached") + f" ({where}); there e_t = α ε_g"
-    try:
-        z = zero_point(params, top)
-        stab = (f"; the q = 0 point at α = {top:g} is " + ("stable" if z.growth <= 1 else "unstable")
-                + f" (largest growth factor {z.growth:.3g})")
-    except ValueError:
-        stab = ""
-    onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g}" for key, name in (("m", "positional"),
-                                                                                  ("theta", "semantic"))
-              if math.isfinite(lam := onset_lam(params, top, key))]
+    growth = largest_growth(params, top)
+    stab = (f"; the q = 0 point at α = {top:g} is " + ("stable" if growth <= 1 else "unstable")
+            + f" (largest growth factor {growth:.3g})") if math.isfinite(growth) else ""
+    onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g}"
+              for name, lam in branch_onsets(params, top).items()]
     return head + stab + (f"; at α = {top:g} " + ", ".join(onsets) + f" (here λ = {params.lam:g})"
                           if onsets else "")
 

@@ -18,7 +18,7 @@ from .quadrature import ProductRule
 from .routing import has_paper_encodings
 from .switching import SplitRule
 from .ladder import LADDER_FROM, Ladder
-from .zero_point import ZERO_Q, zero_point
+from .zero_point import ZERO_Q, largest_growth
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
 DEFAULT_NODES = 8
@@ -512,10 +512,7 @@ def _zero_solution(params: ModelParams, alpha: float, branch: str, V: float, R, 
     qh, _, Vh, _ = (float(v) for v in h)
     et = -free_energy(params, alpha, 0.0, 0.0, V, 0.0, qh, 0.0, Vh, 0.0, ch.EM)
     eg = _eps_g(params, 0.0, 0.0, 0.0)
-    try:
-        growth = zero_point(params, alpha).growth
-    except ValueError:
-        growth = float("nan")
+    growth = largest_growth(params, alpha)
     return FixedPointSolution(alpha, branch, params, 0.0, 0.0, V, 0.0, qh, 0.0, Vh, 0.0, eg, et, ok, steps + 1,
                               float(residual), status, growth, bool(growth <= 1.0), nodes, rule, fast)
 

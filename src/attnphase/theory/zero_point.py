@@ -185,3 +185,18 @@ def onset_lam(params: ModelParams, alpha: float, direction: str = "any", hi: flo
     if not grows(lo) or grows(hi):
         return float("nan")
     return _log_bisect(grows, lo, hi, rtol)
+
+
+def largest_growth(params: ModelParams, alpha: float) -> float:
+    """:attr:`ZeroPoint.growth` at (params, α); NaN where the closed form has no admissible V."""
+    try:
+        return zero_point(params, alpha).growth
+    except ValueError:
+        return float("nan")
+
+
+def branch_onsets(params: ModelParams, alpha: float) -> dict[str, float]:
+    """Per branch ("positional", "semantic"), the λ below which it leaves the q = 0 point at α (growth factor 1
+    against m, θ: :func:`onset_lam`); only the finite ones."""
+    out = {name: onset_lam(params, alpha, key) for key, name in (("m", "positional"), ("theta", "semantic"))}
+    return {name: lam for name, lam in out.items() if math.isfinite(lam)}
