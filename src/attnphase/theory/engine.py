@@ -490,7 +490,7 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
         for i in free:
             if sols[i].status not in RETRY:
                 continue
-            p = job.params.replace(omega=float(job.om[i]), sigma=float(job.sg[i]), lam=float(job.lm[i]))
+            p = job.point_params(i)
             cand = starts.start_candidates(p, job.branch, float(job.al[i]))
             if n < len(cand):
                 todo.append(i)
@@ -541,8 +541,7 @@ def _ladder_base(base: "_Job", cfg: QMCConfig):
     the first ``cfg.stages[0]`` points of each scramble. Returns (solutions, per-scramble states (b, S, n))."""
     low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
     b = len(base.al)
-    x0 = np.stack([start_vector(default_init(base.params.replace(omega=float(base.om[j]), sigma=float(base.sg[j]),
-                                                                 lam=float(base.lm[j])), base.branch, float(base.al[j])))
+    x0 = np.stack([start_vector(default_init(base.point_params(j), base.branch, float(base.al[j])))
                    for j in range(b)])
     got, state, _ = base.run(np.arange(b), np.repeat(x0[:, None, :], cfg.scrambles, axis=1), low, low.stages)
     got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low)
@@ -649,6 +648,10 @@ class _Job:
     jump_rtol: float = fixed_point.JUMP_RTOL
     auto_damping: bool = False
 
+    def point_params(self, i: int) -> ModelParams:
+        """The model of the batch's point ``i`` (its ω, σ, λ)."""
+        return self.params.replace(omega=float(self.om[i]), sigma=float(self.sg[i]), lam=float(self.lm[i]))
+
     def run(self, pts: np.ndarray, x0: np.ndarray, cfg: QMCConfig, stages: tuple[int, ...],
             hist: tuple | None = None, coarse_x: np.ndarray | None = None, damp: np.ndarray | None = None):
         """Iterate the points ``pts`` (indices into the batch) from ``x0`` (b, S, n), one row per (point,
@@ -739,10 +742,8 @@ class _Job:
         run.iterations = used
         run.full_calls = full_calls
         run.halvings = halvings
-        sols = [replace(_collect(params.replace(omega=float(self.om[i]), sigma=float(self.sg[i]),
-                                                lam=float(self.lm[i])),
-                                 float(self.al[i]), branch, run, slice(j * S, (j + 1) * S), cfg,
-                                 self.full_prox_every, coarse_x, self.significance), even=self.even,
+        sols = [replace(_collect(self.point_params(i), float(self.al[i]), branch, run, slice(j * S, (j + 1) * S),
+                                 cfg, self.full_prox_every, coarse_x, self.significance), even=self.even,
                         iteration=self.iteration_record(run, slice(j * S, (j + 1) * S), cfg),
                         coarse_scramble_x=None if coarse_last is None else coarse_last[j * S:(j + 1) * S])
                 for j, i in enumerate(pts)]
