@@ -79,7 +79,7 @@ class ModelParams:
         P = default_P(L) if self.P is None else self.P
         P = _as_matrix("P", P)
         if len(P) != L:
-            raise ParameterError("P", f"an {L}xk matrix (one row per position)", f"{len(P)} rows")
+            raise ParameterError("P", f"an L x k matrix with L = {L} rows (one per position)", f"{len(P)} row(s)")
         object.__setattr__(self, "P", P)
 
     @property
