@@ -18,6 +18,7 @@ from .quadrature import ProductRule
 from .routing import has_paper_encodings
 from .switching import SplitRule
 from .ladder import LADDER_FROM, Ladder
+from .onset_newton import crawling, newton_candidate, zero_attracts
 from .zero_point import ZERO_Q, largest_growth
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -159,6 +160,7 @@ class _Map:
 
     def __init__(self, params, alpha, branch, rule, fast: bool = False):
         self.params, self.alpha, self.pins, self.rule = params, alpha, _PINS[branch], rule
+        self.branch = branch
         self.fast = fast
         self.warm = None
         self.evals = 0
@@ -273,9 +275,14 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     Anderson (type II) on the residual ``f(x) = F(x) − x`` from the last ``anderson`` secant pairs
     ``(Δx, Δf)``. ``pairs``: secant pairs of a previous stage (the same map on a coarser rule, whose Jacobian
     is nearly the same); new pairs are formed only between iterates of this stage. Extended in place.
+    Next to an onset from q = 0 (the residual crawls while q is small: :func:`.onset_newton.crawling`) the
+    stage switches to Newton steps in √q (:func:`.onset_newton.newton_candidate`, 1 + #free evaluations each;
+    the damped/Anderson step where a Newton step is not usable); convergence is tested as before.
     Returns ``(x, h, ch, converged, status, residual, steps)`` where ``h, ch`` are the hats at ``x``.
     """
     pins = np.array(F.pins)
+    history: list[float] = []
+    to_zero = None          # Newton mode: whether a step may fall to q = 0 (None: not in Newton mode)
     pairs = [] if pairs is None else pairs
     last = None
     h_prev = None
@@ -313,7 +320,13 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
                 del pairs[:-anderson]
             last = (x.copy(), f)
             x_new = x + damping * f
-            if anderson > 0 and pairs:
+            history.append(residual)
+            if to_zero is None and crawling(history, float(x[0]), F.params.sigma):
+                to_zero = zero_attracts(F.params, F.alpha, F.branch)
+            cand = None if to_zero is None else newton_candidate(F, x, fx, ~pins, to_zero)
+            if cand is not None:
+                x_new = cand
+            elif anderson > 0 and pairs:
                 dX = np.array([p[0] for p in pairs]).T
                 dF = np.array([p[1] for p in pairs]).T
                 try:
