@@ -118,3 +118,17 @@ def test_engine_and_cli_at_L3_report_the_closed_form_q_zero_point():
     assert f"largest growth factor {z.growth:.3g}" in text and "stable against every student direction" in text
     assert "a positional branch leaves q = 0 for λ < 0.1042" in text
     assert "a semantic branch leaves q = 0 for λ < 0.09237" in text
+
+
+@pytest.mark.slow
+def test_engine_v_at_q_zero_is_the_closed_form_at_an_intermediate_ridge():
+    """λ = 0.2, α = 2 (L = 2, 1024 × 4, ~30 s): the engine's iterate stops at q ~ 1e-17, where the Stein form of V̂
+    divided the prox's error by √q. Below q = 1e-8 σ² V̂ is now the derivative form (as in the split rule).
+    Fails on the old code: V = 1.38183 ± 2.2e-4 against the closed form 1.381623."""
+    from attnphase.theory.engine import QMCConfig, solve
+    p = ModelParams(omega=0.3, lam=0.2)
+    g = solve(p, 2.0, "uninformative", qmc_config=QMCConfig(points=1024, scrambles=4, target=0))
+    z = zero_point(p, 2.0)
+    assert g.converged and g.q < 1e-12 * p.sigma ** 2
+    assert g.V == pytest.approx(z.V, rel=3e-5)
+    assert g.errors["V"] < 5e-5 * z.V
