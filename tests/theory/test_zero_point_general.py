@@ -122,7 +122,7 @@ def test_engine_and_cli_at_L3_report_the_closed_form_q_zero_point():
 
 @pytest.mark.slow
 def test_engine_v_at_q_zero_is_the_closed_form_at_an_intermediate_ridge():
-    """λ = 0.2, α = 2 (L = 2, 1024 × 4, ~30 s): the engine's iterate stops at q ~ 1e-17, where the Stein form of V̂
+    """λ = 0.2, α = 2 (L = 2, 1024 × 4, 30–80 s): the engine's iterate stops at q ~ 1e-17, where the Stein form of V̂
     divided the prox's error by √q. Below q = 1e-8 σ² V̂ is now the derivative form (as in the split rule).
     Fails on the old code: V = 1.38183 ± 2.2e-4 against the closed form 1.381623."""
     from attnphase.theory.engine import QMCConfig, solve
