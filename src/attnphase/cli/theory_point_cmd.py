@@ -72,11 +72,13 @@ def _qmc_config(qmc_points, scrambles, target=None):
     return QMCConfig(**kw)
 
 
-def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float | None) -> str:
+def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float | None,
+                    closed_form: dict | None = None) -> str:
     """One line for a solution at the q = 0 point (:mod:`attnphase.theory.zero_point`): what it is, its stability
     (``growth``: the largest growth factor there; None where the closed form does not apply), and below which λ
-    a positional / semantic branch leaves it (growth factor 1 against m, θ; closed form, L = 2, r = r* = 1,
-    P = ±(1, −1)ᵀ only). Used by the split rule and by the engine (``significance["zero_q"]``)."""
+    a positional / semantic branch leaves it (growth factor 1 against m, θ; closed form, any L, r, r*, A, P
+    with L·r* ≤ 6). ``closed_form`` (the engine's ``significance["closed_form"]``): the closed-form V and e_t,
+    quoted next to the QMC values. Used by the split rule and by the engine (``significance["zero_q"]``)."""
     import math
 
     from ..theory.zero_point import branch_onsets
@@ -85,13 +87,15 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
             else f"the {branch} point is q = 0 here")
     if growth is None or not math.isfinite(growth):
         st = ("stability unknown" if closed else
-              "stability at q = 0 not evaluated (closed form only at L = 2, r = r* = 1, P = ±(1, -1)ᵀ)")
+              "stability at q = 0 not evaluated (closed form only for L·r* ≤ 6)")
     else:
         st = ("stable against every student direction" if growth <= 1.0 else "UNSTABLE (a saddle)") + \
             f" (largest growth factor {growth:.3g})"
+    cf = (f" (closed form: e_t = {closed_form['e_t']:.6g}, V = {closed_form['V']:.7g})"
+          if closed_form is not None else "")
     onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {_AGAINST[name]} = 1)"
               for name, lam in (branch_onsets(params, alpha) if closed else {}).items()]
-    return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {e_t:.6g}; {st}"
+    return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {e_t:.6g}{cf}; {st}"
             + ("; " + "; ".join(onsets) if onsets else "") + " (docs/theory_general.md, 'Strong ridge')")
 
 
@@ -99,14 +103,15 @@ _AGAINST = {"positional": "m", "semantic": "theta"}
 
 
 def _closed_form_applies(params) -> bool:
-    """The q = 0 closed form (:mod:`attnphase.theory.zero_point`) holds: L = 2, r = r* = 1, the paper's P."""
-    from ..theory.routing import has_paper_encodings
-    return params.L == 2 and params.r == 1 and params.r_star == 1 and has_paper_encodings(params)
+    """The q = 0 closed form (:mod:`attnphase.theory.zero_point`) is evaluated: any L, r, r*, A, P with
+    L·r* ≤ :data:`~attnphase.theory.zero_point.MAX_DIMS`."""
+    from ..theory.zero_point import MAX_DIMS
+    return params.L * params.r_star <= MAX_DIMS
 
 
 def _engine_zero_growth(params, alpha: float) -> float | None:
-    """The closed-form largest growth factor at q = 0 for the engine's note (None beyond L = 2, r = 1, the
-    paper's P; NaN where the closed form has no admissible V)."""
+    """The closed-form largest growth factor at q = 0 for the engine's note (None beyond L·r* = 6; NaN where the
+    closed form has no admissible V)."""
     from ..theory.zero_point import largest_growth
     return largest_growth(params, alpha) if _closed_form_applies(params) else None
 
@@ -170,7 +175,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     verdict = g.verdict if how == "qmc" else None     # the free branch's verdict (theory.free_verdict)
     zero = how == "qmc" and g.significance is not None and g.significance.get("zero_q", False)
     if zero:         # the engine at the q = 0 point (engine.zero_q_record): collapsed there, values kept
-        note = zero_point_note(params, alpha, branch, g.e_t, _engine_zero_growth(params, alpha))
+        note = zero_point_note(params, alpha, branch, g.e_t, _engine_zero_growth(params, alpha),
+                               g.significance.get("closed_form"))
         console.print(f"[yellow]note: {note}[/yellow]")
     elif verdict is not None and verdict["on_pinned"]:
         pv = verdict["pinned"]["values"]

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import prox_general as PG
+from .channel import V_HAT_Q_FLOOR
 from .state import Hats, OrderParams
 
 _EIG_FLOOR = 1e-14
@@ -132,6 +133,9 @@ def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets, h_prev=None) -> 
     theta_hat = alpha * mean(jnp.einsum("nlr,nls->nrs", g, y)) @ Rinv
     dg = jax.vmap(dg_domega, in_axes=(0, None))(hess, Vinv)
     V_hat, V_hat_deriv = v_hat(x, alpha, theta_hat, g, xi, dg)
+    # a student of norm below the split rule's floor: the derivative form in every direction (Stein divides the
+    # prox's error by √q there; at r = 1 the relative null-space cut of ``v_hat`` only acts below q = 1e-16)
+    V_hat = jnp.where(jnp.trace(x.q) < V_HAT_Q_FLOOR * sigma2, V_hat_deriv, V_hat)
     eg = mean(jax.vmap(PG.loss, in_axes=(0, 0, None))(w, T, sigma2))
     null_dim = jnp.sum(~range_mask(x.q)[2])
     return ChannelOut(Hats(0.5 * (q_hat + q_hat.T), M_hat, theta_hat, V_hat), mean(Fmin), eg, jnp.max(gn),

@@ -32,7 +32,7 @@ from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
 from .status import Status
-from .zero_point import ZERO_Q
+from .zero_point import ZERO_Q, zero_point
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
 _PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative": ("M_hat", "theta_hat"),
@@ -921,7 +921,7 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
             rec = collapse_record(params, alpha, branch, xs, converged=True)   # every scramble's overlap ~ 0
             if rec is not None:
                 status, sig = Status.COLLAPSED, {**rec, "significance": sig}
-        zero = zero_q_record(params, branch, xs)
+        zero = zero_q_record(params, branch, xs, alpha)
         if zero is not None and branch in _DEFINING:      # the pinned branch fell onto the q = 0 point
             status, sig = Status.COLLAPSED, zero
         elif zero is not None and branch == "uninformative":   # converged, said to be q = 0
@@ -951,13 +951,15 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
                            scramble_x=np.array(run.x[sl], float))
 
 
-def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray) -> dict | None:
+def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray, alpha: float | None = None) -> dict | None:
     """A converged point at the q = 0 fixed point (the student Q = 0; MODEL.md §6, theory/zero_point.py): tr q of
     every scramble below ``ZERO_Q`` σ² (round-off around 0; genuine points have q ≳ 1e-3 σ²). Returns the record
     that :func:`_collect` reports as ``Status.COLLAPSED`` on a pinned branch — in the split rule's words (a
     semantic/positional solve there is ``collapsed``: its overlap vanished, it is the uninformative point) — with
     the values kept (the point is a fixed point, not a failure); None where q is not 0. Was ``not_significant``
-    (λ = 0.5, α = 2: |θ| = 4.8e-25 within 3 s.e. of 0) with no mention of q = 0."""
+    (λ = 0.5, α = 2: |θ| = 4.8e-25 within 3 s.e. of 0) with no mention of q = 0. With ``alpha`` the record also
+    holds ``closed_form``: the closed-form q = 0 point (:func:`.zero_point.zero_point`: V, V̂, D, ε_g, e_t and the
+    growth factors; any L, A, P with L·r* ≤ 6), or None where it has no admissible V or is not evaluated."""
     xs = np.asarray(xs, float)
     if xs.shape[0] == 0 or not np.all(np.isfinite(xs)):
         return None
@@ -970,7 +972,14 @@ def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray) -> dict | No
     value = float(np.max(np.linalg.norm(np.asarray(getattr(x, name)).reshape(xs.shape[0], -1), axis=1))) \
         if name else 0.0
     what = (f"the {branch} branch collapses to q = 0 here" if name else f"the {branch} point is q = 0 here")
+    closed = None
+    if alpha is not None:
+        try:
+            closed = zero_point(params, alpha).to_dict()
+        except ValueError:
+            closed = None
     return {"overlap": overlap, "value": value, "q": float(np.max(q)), "zero_q": True, "significant": False,
+            "closed_form": closed,
             "reason": f"q = 0: {what} — the student is zero (Q = 0); q ≤ {float(np.max(q)):.2g}"
                       + (f", |{overlap}| ≤ {value:.2g}" if name else "")}
 

@@ -18,6 +18,7 @@ from .quadrature import ProductRule
 from .routing import has_paper_encodings
 from .switching import SplitRule
 from .ladder import LADDER_FROM, Ladder
+from .onset_newton import crawling, newton_candidate, zero_attracts
 from .zero_point import ZERO_Q, largest_growth
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -159,6 +160,7 @@ class _Map:
 
     def __init__(self, params, alpha, branch, rule, fast: bool = False):
         self.params, self.alpha, self.pins, self.rule = params, alpha, _PINS[branch], rule
+        self.branch = branch
         self.fast = fast
         self.warm = None
         self.evals = 0
@@ -273,9 +275,14 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     Anderson (type II) on the residual ``f(x) = F(x) − x`` from the last ``anderson`` secant pairs
     ``(Δx, Δf)``. ``pairs``: secant pairs of a previous stage (the same map on a coarser rule, whose Jacobian
     is nearly the same); new pairs are formed only between iterates of this stage. Extended in place.
+    Next to an onset from q = 0 (the residual crawls while q is small: :func:`.onset_newton.crawling`) the
+    stage switches to Newton steps in √q (:func:`.onset_newton.newton_candidate`, 1 + #free evaluations each;
+    the damped/Anderson step where a Newton step is not usable); convergence is tested as before.
     Returns ``(x, h, ch, converged, status, residual, steps)`` where ``h, ch`` are the hats at ``x``.
     """
     pins = np.array(F.pins)
+    history: list[float] = []
+    to_zero = None          # Newton mode: whether a step may fall to q = 0 (None: not in Newton mode)
     pairs = [] if pairs is None else pairs
     last = None
     h_prev = None
@@ -313,7 +320,13 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
                 del pairs[:-anderson]
             last = (x.copy(), f)
             x_new = x + damping * f
-            if anderson > 0 and pairs:
+            history.append(residual)
+            if to_zero is None and crawling(history, float(x[0]), F.params.sigma):
+                to_zero = zero_attracts(F.params, F.alpha, F.branch)
+            cand = None if to_zero is None else newton_candidate(F, x, fx, ~pins, to_zero)
+            if cand is not None:
+                x_new = cand
+            elif anderson > 0 and pairs:
                 dX = np.array([p[0] for p in pairs]).T
                 dF = np.array([p[1] for p in pairs]).T
                 try:
@@ -490,16 +503,20 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
 def _zero_solution(params: ModelParams, alpha: float, branch: str, V: float, R, nodes: int, steps: int,
                    rtol: float, fast: bool) -> FixedPointSolution:
     """A solve that converged onto q ≈ 0 (below :data:`.zero_point.ZERO_Q`·σ², round-off around 0), reported as
-    the q = 0 point (:mod:`.zero_point`): q = m = θ = 0 exactly, V from one more map evaluation there (full
-    global search on ``R``), which must give back q̂ = 0 (ĥ = 0 the global prox minimiser: q' below the same
-    floor) and V (to ``rtol``) — else ``converged=False``, saying so. ``stability`` is the largest growth
-    factor of the student's norm at q = 0 (closed form, :func:`.zero_point.zero_point`; NaN where that has no
-    admissible V); the point is the uninformative one, so a semantic or positional solve is ``collapsed``
+    the q = 0 point (:mod:`.zero_point`): q = m = θ = 0 exactly, V polished there (:func:`_polish_zero_V`) and
+    checked by one more map evaluation (full global search on ``R``), which must give back q̂ = 0 (ĥ = 0 the
+    global prox minimiser: q' below the same floor) and V (to ``rtol``) — else ``converged=False``, saying so.
+    ``stability`` is the largest growth factor of the student's norm at q = 0 (closed form,
+    :func:`.zero_point.zero_point`; NaN where that has no admissible V); the point is the uninformative one, so a semantic or positional solve is ``collapsed``
     (:func:`attnphase.phase.continuation.point_state`)."""
-    x0 = np.array([0.0, 0.0, V, 0.0])
     rule = "product" if isinstance(R, ProductRule) else "split"
+    x0 = np.array([0.0, 0.0, V, 0.0])
     try:
-        fx, h, ch = _Map(params, alpha, branch, R)(x0)
+        F = _Map(params, alpha, branch, R)
+        V, polish = _polish_zero_V(F, V)
+        x0[2] = V
+        steps += polish
+        fx, h, ch = F(x0)
     except FloatingPointError as exc:
         nan = float("nan")
         return FixedPointSolution(alpha, branch, params, *map(float, x0), nan, nan, nan, nan, nan, nan, False,
@@ -515,6 +532,24 @@ def _zero_solution(params: ModelParams, alpha: float, branch: str, V: float, R, 
     growth = largest_growth(params, alpha)
     return FixedPointSolution(alpha, branch, params, 0.0, 0.0, V, 0.0, qh, 0.0, Vh, 0.0, eg, et, ok, steps + 1,
                               float(residual), status, growth, bool(growth <= 1.0), nodes, rule, fast)
+
+
+def _polish_zero_V(F: _Map, V: float, max_evals: int = 8) -> tuple[float, int]:
+    """At q = m = θ = 0 only V moves: secant steps on ``V ↦ F(0, 0, V, 0)_V − V`` from the iteration's V (which
+    the convergence test leaves ~rtol off: 3e-6 at λ = 0.5, α = 2 after a Newton collapse) to ~1e-12. Returns
+    the polished V and the number of map evaluations."""
+    def r(v):
+        return float(F(np.array([0.0, 0.0, v, 0.0]))[0][2]) - v
+
+    a, ra = V, r(V)
+    b, n = V + ra, 1
+    while n < max_evals:
+        rb = r(b)
+        n += 1
+        if abs(rb) <= 1e-12 * abs(b) or rb == ra or not b > 0:
+            break
+        a, b, ra = b, b - rb * (b - a) / (rb - ra), rb
+    return (b, n) if b > 0 and math.isfinite(b) else (V, n)
 
 
 STABILITY_EPS = 1e-2

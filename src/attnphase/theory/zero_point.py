@@ -1,29 +1,36 @@
-"""The q = 0 fixed point of MODEL.md §6 (L = 2, r = 1): the student Q = 0, and its stability, in closed form.
+"""The q = 0 fixed point of MODEL.md §6/§8 (any L, r, r*, A, P): the student Q = 0, and its stability, in closed
+form (docs/theory_general.md, "Strong ridge" for L = 2; "The q = 0 point for any L" for the general case).
 
-At q = m = θ = 0 every student mean is ω = 0. Where ĥ = 0 is the global minimiser of the prox there (the
-split rule's global search decides; it is where V is small, i.e. a strong ridge), g = 0, so q̂ = m̂ = θ̂ = 0
-and the prior gives back q = m = θ = 0: a fixed point for every α. Only V is left, from V̂ = −α E[Σ_l ∂g_l/∂ω_l]
-with ∂g/∂ω = K(h*) = ((I + V H)⁻¹ − I)/V, H = ∇²ℓ(0, h*), h* ~ N(0, σ² I) (MODEL.md §6, ρ = σ²). By
-S_ll = sigmoid(h_l(h_l − h_k)) and ℓ = σ² Σ_l (T_ll − S_ll)²:
-``H = −σ² [[t₁, −(t₁+t₂)/2], [−(t₁+t₂)/2, t₂]]``, ``t_l = T_ll(h*) − ½``.
-Errors there: ``ε_g = E ℓ(0, h*) = σ² E Σ_l t_l²`` and ``e_t = −Φ = α E[M] = α ε_g``.
+At q = 0, M = 0, θ = 0 every student mean is ω_l = 0. Where ĥ = 0 is the global minimiser of the prox there (the
+split rule's / engine's global search decides; it is where V is small, i.e. a strong ridge), g = 0, so
+q̂ = M̂ = θ̂ = 0 and the prior gives back q = M = θ = 0: a fixed point for every α. Only V is left. To second
+order in h, with S(0) = 11ᵀ/L, S − S(0) = (1/L)(Z − Z11ᵀ/L), Z = hhᵀ, and (T − 11ᵀ/L)(I − 11ᵀ/L) = T − 11ᵀ/L
+(T is row-stochastic), so ``ℓ(h, h*) ≈ ℓ(0, h*) − (σ²/L) Σ_lk B_lk h_l·h_k`` with ``B = sym(T(h*)) − 11ᵀ/L``:
+``H = ∇²ℓ(0, h*) = −(2σ²/L) B ⊗ I_r``. By the student's rotation invariance V = v I_r, and
+``∂g/∂ω = K(h*) ⊗ I_r``, ``K = ((I + vH)⁻¹ − I)/v`` (L×L), so ``V̂ = −α E tr K · I_r`` for every r; v solves
+``v D(v) = σ²``, ``D = λ + σ² V̂``. For L = 2 (t_l = T_ll − ½): ``H = −σ² [[t₁, −(t₁+t₂)/2], [·, t₂]]``.
+Errors there: ``ε_g = E ℓ(0, h*) = (σ²/2) E ‖T(h*) − 11ᵀ/L‖_F²`` and ``e_t = −Φ = α E[M] = α ε_g``.
+Expectations over h* ∈ R^{L×r*} ~ N(0, σ² I): product Gauss–Hermite (:func:`order_for`).
 
-Stability (growth of the student's norm under the map linearised at q = 0; docs/theory_general.md, "Strong
-ridge"): with g = K ω to first order and h* even in K, the map on (q, m², θ²) is triangular, its factors
-``γ_q = α σ⁴ E tr K² / D²`` (bulk), ``γ_m = (α E[sᵀK s] / D)²`` (positional direction, s = (1, −1)) and
-``γ_θ = (α σ² E[h*ᵀK h*/σ² − tr K] / D)²`` (teacher direction), D = λ + σ²V̂. The point is stable when all
-three are below 1; where γ_m (γ_θ) crosses 1 a positional (semantic) branch branches off q = 0.
+Stability (growth of the student's norm under the map linearised at q = 0): g = K ω to first order, and the map
+on (q, M, θ) is triangular. Factors: ``γ_q = α σ⁴ E tr K² / D²`` (bulk); ``γ_m = ρ(G_M)²`` with
+``G_M = α Pᵀ E[K] P / D`` (k×k; positional direction, M → M G_M); ``γ_θ = ρ(G_θ)²`` with
+``G_θ = α σ² (E[Σ_lk K_lk h*_l h*_kᵀ]/σ² − E[tr K] I_{r*}) / D`` (r*×r*; teacher direction, θ → θ G_θ); ρ the
+spectral radius. At L = 2, P = s = (1, −1)ᵀ, r* = 1: ``γ_m = (α E sᵀKs / D)²``,
+``γ_θ = (α σ² E[h*ᵀKh*/σ² − tr K]/D)²``. The point is stable when all three are below 1; where γ_m (γ_θ)
+crosses 1 a positional (semantic) branch branches off q = 0.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..model import ModelParams
-from .prox import teacher_diag
 
 ZERO_Q = 1e-12
 """A converged split-rule iterate with q below ``ZERO_Q·σ²`` is the q = 0 point (:func:`attnphase.theory.solver
@@ -31,13 +38,25 @@ ZERO_Q = 1e-12
 non-trivial points have q ≳ 1e-3 σ²; at 1e-12 σ² the iterate is round-off around 0 (the map's own noise
 floor in q is ~1e-20, docs/theory_general.md "Strong ridge")."""
 ORDER = 64
-"""Gauss–Hermite order per teacher coordinate of the 2-D expectations (smooth integrands: orders 32 and 64
-agree to ~1e-12 at σ = 0.5)."""
+"""Gauss–Hermite order per teacher coordinate where the teacher has L·r* = 2 coordinates (smooth integrands:
+orders 32 and 64 agree to ~1e-12 at σ = 0.5)."""
+NODE_CAP = 2 ** 16
+"""Largest product rule over the L·r* teacher coordinates (:func:`order_for`)."""
+MAX_DIMS = 6
+"""The closed form is evaluated for L·r* ≤ MAX_DIMS (order 6 per coordinate at 6); beyond, ``ValueError``."""
+
+
+def order_for(dims: int) -> int:
+    """Gauss–Hermite order per coordinate for ``dims`` = L·r* teacher coordinates: :data:`ORDER` at 2, else the
+    largest with order^dims ≤ :data:`NODE_CAP` (40 at 3, 16 at 4, 9 at 5, 6 at 6)."""
+    if dims <= 2:
+        return ORDER
+    return min(ORDER, int(math.floor(NODE_CAP ** (1.0 / dims) + 1e-9)))
 
 
 @dataclass(frozen=True)
 class ZeroPoint:
-    """The q = 0 fixed point at one (params, α): V, V̂, D = λ + σ²V̂, the errors, and the growth factors."""
+    """The q = 0 fixed point at one (params, α): V (= v I_r), V̂, D = λ + σ²V̂, the errors, and the growth factors."""
 
     V: float
     V_hat: float
@@ -57,49 +76,82 @@ class ZeroPoint:
         return {**asdict(self), "growth": self.growth}
 
 
-def _teacher_nodes(params: ModelParams, order: int = ORDER):
-    """Gauss–Hermite nodes h* = (h*₁, h*₂) ~ N(0, σ² I) with weights (product rule)."""
+def _teacher_nodes(L: int, r_star: int, sigma: float, order: int):
+    """Product Gauss–Hermite nodes h* (N, L, r*) ~ N(0, σ² I) and weights (N,)."""
     t, w = np.polynomial.hermite_e.hermegauss(order)
     w = w / w.sum()
-    h1, h2 = np.meshgrid(params.sigma * t, params.sigma * t, indexing="ij")
-    return h1.ravel(), h2.ravel(), np.outer(w, w).ravel()
+    dims = L * r_star
+    grids = np.meshgrid(*([sigma * t] * dims), indexing="ij")
+    hs = np.stack([g.ravel() for g in grids], axis=-1).reshape(-1, L, r_star)
+    W = np.ones(1)
+    for _ in range(dims):
+        W = np.outer(W, w).ravel()
+    return hs, W
+
+
+def teacher_attention(params: ModelParams, hs: np.ndarray) -> np.ndarray:
+    """T(h*) = (1 − ω) softmax(h* h*ᵀ) + ω A (MODEL.md §1) for h* (N, L, r*): (N, L, L)."""
+    Z = np.einsum("nla,nka->nlk", hs, hs)
+    E = np.exp(Z - Z.max(axis=-1, keepdims=True))
+    return (1.0 - params.omega) * E / E.sum(axis=-1, keepdims=True) + params.omega * params.A_array
+
+
+def hessian_general(params: ModelParams, hs: np.ndarray) -> np.ndarray:
+    """∇²ℓ(h = 0, h*) per student coordinate (the L×L block of H = block ⊗ I_r) for h* (N, L, r*): (N, L, L)
+    (module docstring)."""
+    T = teacher_attention(params, hs)
+    L = T.shape[-1]
+    B = 0.5 * (T + np.swapaxes(T, -1, -2)) - 1.0 / L
+    return -(2.0 * params.sigma ** 2 / L) * B
 
 
 def hessian_at_zero(params: ModelParams, hs1, hs2):
-    """∇²ℓ(h = 0, h*) as (H11, H12, H22) (module docstring)."""
-    T1, T2 = teacher_diag(hs1, hs2, params.omega, params.A_array)
-    t1, t2 = T1 - 0.5, T2 - 0.5
-    s2 = params.sigma ** 2
-    return -s2 * t1, 0.5 * s2 * (t1 + t2), -s2 * t2
+    """∇²ℓ(h = 0, h*) for L = 2, r = r* = 1 as (H11, H12, H22) (module docstring)."""
+    H = hessian_general(params, np.stack([np.asarray(hs1, float), np.asarray(hs2, float)], -1)[..., None])
+    return H[..., 0, 0], H[..., 0, 1], H[..., 1, 1]
 
 
-def _K(H, V):
-    """K = ((I + V H)⁻¹ − I)/V = ∂g/∂ω at ĥ = 0, and det(I + V H)."""
-    H11, H12, H22 = H
-    B11, B12, B22 = 1.0 + V * H11, V * H12, 1.0 + V * H22
-    det = B11 * B22 - B12 * B12
-    with np.errstate(divide="ignore", invalid="ignore"):    # det = 0: not admissible (the mask says so)
-        K = ((B22 / det - 1.0) / V, -B12 / det / V, (B11 / det - 1.0) / V)
-    return K, det, (B11 > 0) & (det > 0)
+@lru_cache(maxsize=16)
+def _setup(L, r_star, sigma, omega, A, order):
+    """Nodes, weights, eigen-decomposition of H, ε_g per (L, r*, σ, ω, A, order) (independent of λ, α, P)."""
+    params = ModelParams(L=L, r_star=r_star, sigma=sigma, omega=omega, A=A)
+    hs, w = _teacher_nodes(L, r_star, sigma, order)
+    T = teacher_attention(params, hs)
+    eta, U = np.linalg.eigh(hessian_general(params, hs))
+    loss0 = 0.5 * sigma ** 2 * np.sum((T - 1.0 / L) ** 2, axis=(-2, -1))
+    return hs, w, eta, U, float(w @ loss0)
 
 
-def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float = 1e-13,
+def _check_dims(params: ModelParams) -> None:
+    dims = params.L * params.r_star
+    if dims > MAX_DIMS:
+        raise ValueError(f"the q = 0 closed form is evaluated for L·r* ≤ {MAX_DIMS} (here {dims})")
+
+
+def zero_point(params: ModelParams, alpha: float, order: int | None = None, tol: float = 1e-13,
                max_steps: int = 500) -> ZeroPoint:
-    """The q = 0 point (module docstring): V from ``V D(V) = σ²``, ``D(V) = λ − α σ² E tr K(V)``, by bisection
-    on an interval bracketed upward from ``V = σ²/λ`` (D < λ where the teacher's self-weight exceeds ½), then
-    the errors and the growth factors. Raises ``ValueError`` where no admissible V solves it (D or
-    det(I + V H) reaching 0 first: ĥ = 0 is then no local prox minimum for some teachers). Admissibility is
-    necessary, not sufficient, for ĥ = 0 to be the global minimiser; the split rule's global search checks
-    that (:func:`attnphase.theory.solver._zero_solution`)."""
+    """The q = 0 point (module docstring), any L, r, r*, A, P with L·r* ≤ :data:`MAX_DIMS`: v from
+    ``v D(v) = σ²``, ``D(v) = λ − α σ² E tr K(v)``, by bisection on an interval bracketed upward from
+    ``v = σ²/λ`` (D < λ where the teacher's self-weight exceeds 1/L), then the errors and the growth factors.
+    ``order``: Gauss–Hermite order per teacher coordinate (default :func:`order_for`). Raises ``ValueError``
+    where no admissible v solves it (D or an eigenvalue of I + vH reaching 0 first: ĥ = 0 is then no local
+    prox minimum for some teachers) or L·r* is too large. Admissibility is necessary, not sufficient, for
+    ĥ = 0 to be the global minimiser; the split rule's global search checks that
+    (:func:`attnphase.theory.solver._zero_solution`), the engine's its own."""
+    _check_dims(params)
+    L, rs = params.L, params.r_star
+    order = order_for(L * rs) if order is None else int(order)
     s2, lam, alpha = params.sigma ** 2, params.lam, float(alpha)
-    h1, h2, w = _teacher_nodes(params, order)
-    H = hessian_at_zero(params, h1, h2)
+    hs, w, eta, U, eps_g = _setup(L, rs, float(params.sigma), float(params.omega), params.A, order)
+    eta_min = float(eta.min())
+    eta_flat, w_flat = np.ascontiguousarray(eta.ravel()), np.repeat(w, L)
 
-    def resid(V):
-        """V D(V) − σ² (increasing in V), or None where V is not admissible (D ≤ 0 or I + V H not ≻ 0)."""
-        K, _, ok = _K(H, V)
-        D = lam - alpha * s2 * float(w @ (K[0] + K[2]))
-        return V * D - s2 if np.all(ok) and D > 0 else None
+    def resid(v):
+        """v D(v) − σ² (increasing in v), or None where v is not admissible (D ≤ 0 or I + vH not ≻ 0)."""
+        if not 1.0 + v * eta_min > 0:
+            return None
+        D = lam + alpha * s2 * float(w_flat @ (eta_flat / (1.0 + v * eta_flat)))     # λ − ασ² E tr K
+        return v * D - s2 if D > 0 else None
 
     lo, hi = 0.0, s2 / lam
     for _ in range(200):
@@ -111,7 +163,8 @@ def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float
                 a, b = (mid, b) if resid(mid) is not None else (a, mid)
                 if b - a <= tol * b:
                     break
-            if not resid(a) >= 0:
+            r_a = resid(a)
+            if r_a is None or not r_a >= 0:
                 raise ValueError(f"no q = 0 fixed point at lam = {lam:g}, alpha = {alpha:g}: D = λ + σ²V̂ or "
                                  f"det(I + V H) reaches 0 (at V = {b:.4g}) before V D(V) = σ²")
             hi = a
@@ -119,24 +172,19 @@ def zero_point(params: ModelParams, alpha: float, order: int = ORDER, tol: float
         if r >= 0:
             break
         lo, hi = hi, 2.0 * hi
-    for _ in range(max_steps):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if resid(mid) < 0 else (lo, mid)
-        if hi - lo <= tol * hi:
-            break
-    V = 0.5 * (lo + hi)
-    (K11, K12, K22), _, _ = _K(H, V)
-    trK = K11 + K22
-    V_hat = -alpha * float(w @ trK)
+    V = brentq(resid, lo, hi, xtol=tol * hi, rtol=4 * np.finfo(float).eps, maxiter=max_steps) \
+        if resid(lo) is not None and resid(lo) < 0 < resid(hi) else hi     # (resid(hi) = 0: hi is the root)
+    kappa = -eta / (1.0 + V * eta)                              # eigenvalues of K
+    K = np.einsum("nij,nj,nkj->nik", U, kappa, U, optimize=True)
+    V_hat = -alpha * float(w @ kappa.sum(axis=-1))
     D = lam + s2 * V_hat
-    T1, T2 = teacher_diag(h1, h2, params.omega, params.A_array)
-    eps_g = s2 * float(w @ ((T1 - 0.5) ** 2 + (T2 - 0.5) ** 2))
-    trK2 = K11 ** 2 + 2 * K12 ** 2 + K22 ** 2
-    sKs = K11 - 2 * K12 + K22
-    hKh = (h1 * h1 * K11 + 2 * h1 * h2 * K12 + h2 * h2 * K22) / s2
-    g_q = alpha * s2 * s2 * float(w @ trK2) / D ** 2
-    g_m = (alpha * float(w @ sKs) / D) ** 2
-    g_t = (alpha * s2 * float(w @ (hKh - trK)) / D) ** 2
+    g_q = alpha * s2 * s2 * float(w @ (kappa ** 2).sum(axis=-1)) / D ** 2
+    P = params.P_array
+    G_M = alpha * P.T @ np.einsum("n,nij->ij", w, K) @ P / D
+    hKh = np.einsum("n,nlk,nla,nkb->ab", w, K, hs, hs, optimize=True) / s2
+    G_t = alpha * s2 * (hKh - float(w @ kappa.sum(axis=-1)) * np.eye(rs)) / D
+    g_m = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (G_M + G_M.T))))) ** 2
+    g_t = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (G_t + G_t.T))))) ** 2
     return ZeroPoint(V, V_hat, D, eps_g, alpha * eps_g, g_q, g_m, g_t)
 
 
