@@ -507,8 +507,8 @@ def _zero_solution(params: ModelParams, alpha: float, branch: str, V: float, R, 
     checked by one more map evaluation (full global search on ``R``), which must give back q̂ = 0 (ĥ = 0 the
     global prox minimiser: q' below the same floor) and V (to ``rtol``) — else ``converged=False``, saying so.
     ``stability`` is the largest growth factor of the student's norm at q = 0 (closed form,
-    :func:`.zero_point.zero_point`; NaN where that has no admissible V); the point is the uninformative one, so a semantic or positional solve is ``collapsed``
-    (:func:`attnphase.phase.continuation.point_state`)."""
+    :func:`.zero_point.zero_point`; NaN where that has no admissible V); the point is the uninformative one, so a
+    semantic or positional solve is ``collapsed`` (:func:`attnphase.phase.continuation.point_state`)."""
     rule = "product" if isinstance(R, ProductRule) else "split"
     x0 = np.array([0.0, 0.0, V, 0.0])
     try:
