@@ -99,6 +99,10 @@ def noise_response(params: ModelParams, alpha: float, branch: str, xs: np.ndarra
     Z = xs[:, sl]
     free = np.nonzero(np.any(Z != 0.0, axis=0))[0]
     na = len(free)
+    if na == 0:                          # Z exactly 0 on every scramble: nothing to linearise along
+        nan = np.full(S, np.nan)
+        return {"growth": nan, "predicted": nan, "actual": np.zeros(S), "miss": nan, "ratio": nan,
+                "cosine": nan, "noise": nan, "valid": False, "entries": 0, "eps": eps}
     x0 = xs.copy()
     x0[:, sl] = 0.0
     delta = step(xs, r, eps)
@@ -142,15 +146,16 @@ def response_record(params: ModelParams, alpha: float, branch: str, xs: np.ndarr
     a stable fixed point of the map — the growth factor of Z at Z = 0 (:func:`noise_response`, mean over the
     scrambles) below +1 by more than ``STABLE_K`` standard errors (:func:`stability_general.verdict`) — and
     (ii) EVERY scramble's Z is the linear response of that stable point to the scramble's own QMC noise,
-    ``Z_pred,s = (I − J_s)⁻¹ ε_s``, to within ``RESPONSE_TOL`` × the responses' rms size. Then the N → ∞ map has Z = 0 there and the artefact is the noise's image. Returns the
-    collapse record (status ``collapsed``) if so, else the record with ``collapsed: False`` and ``why_not`` (the
-    point stays ``not_significant``); None for branches without a defining overlap.
+    ``Z_pred,s = (I − J_s)⁻¹ ε_s``, to within ``RESPONSE_TOL`` × the responses' rms size. Then the N → ∞ map
+    has Z = 0 there and the artefact is the noise's image. Returns the collapse record (status ``collapsed``)
+    if so, else the record with ``collapsed: False`` and ``why_not`` (the point stays ``not_significant``);
+    None for branches without a defining overlap.
 
     Replaces the rule "every scramble's |Z| below 5 % of the start's" (``COLLAPSE_FRACTION``), which rested on
     an arbitrary threshold and was borderline where it was measured (r = 1, r* = 2, α = 1, 4096 × 4: 4.7 %). The
     positional ω = 0.1, α = 2 artefact (1024 × 4) is not the response of a stable m = 0 (one scramble sits at
-    m = −0.038 while its noise pushes +) and stays ``not_significant`` (docs/theory_general.md, "A firmer
-    `collapsed`")."""
+    m = −0.038 while its noise pushes +: miss 2.1) and stays ``not_significant`` (docs/theory_general.md, "A
+    firmer `collapsed`")."""
     name = _DEFINING.get(branch)
     if name is None:
         return None

@@ -614,16 +614,18 @@ at α = 4, 4.5)."""
 
 def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple,
                             cfg: QMCConfig):
-    """Semantic points of ``cold`` that still failed (``RETRY``) after the other starts, at α ≤ ``LADDER_FROM``
-    or where the upward continuation (:func:`_continue_in_alpha`) found no point at its start: the semantic branch exists at large α and ends at a smaller one, so each is solved at
-    max(``DOWN_FACTOR`` × α, 2 × ``LADDER_FROM``) (:func:`_ladder_base`, its own starts) and followed DOWN in α to the point
+    """Semantic points of ``cold`` that still failed (``RETRY``) after the other starts, at α ≤
+    ``LADDER_FROM`` or where the upward continuation (:func:`_continue_in_alpha`) found no point at its start:
+    the semantic branch exists at large α and ends at a smaller one, so each is solved at max(``DOWN_FACTOR`` ×
+    α, 2 × ``LADDER_FROM``) (:func:`_ladder_base`, its own starts) and followed DOWN in α to the point
     (:func:`_climb`, :class:`.ladder.Ladder` descending; every step on all ``cfg.points``, no coarse stage:
-    measured at r = 2, r* = 3, 1024 × 4 points the step from α = 4 to 3.5 fails on one scramble, at 4096 × 4
-    the steps down to 3 converge). Where it gets there, that is the solution (``iteration["start"]``: ``continuation from α =
-    … (n steps)``); where it stops, ``iteration["branch_end"]`` says between which α the branch ends (the last
-    converged step and the nearest failed one below it, on how many points) and ``iteration["continuation"]``
-    says it in words. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md, "where the r = 2, r* = 3
-    semantic branch ends"): α = 2 failed ``max_steps`` with no word on why."""
+    measured at r = 2, r* = 3 the step from α = 4 to 3.5 fails on one scramble at 1024 × 4 points, at 4096 × 4
+    the steps down to 3 converge). Where it gets there, that is the solution (``iteration["start"]``:
+    ``continuation from α = … (n steps)``); where it stops, ``iteration["branch_end"]`` says between which α
+    the branch ends (the last converged step and the nearest failed one below it, on how many points) and
+    ``iteration["continuation"]`` says it in words. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md,
+    "A firmer `collapsed`, and where the r = 2, r* = 3 semantic branch ends"): α = 3 failed from the cold
+    starts and converges from 4.5; α = 2 failed ``max_steps`` with no word on why."""
     todo = [i for i in cold if job.branch == "semantic" and sols[i].status in RETRY
             and (job.al[i] <= LADDER_FROM or not (sols[i].iteration or {}).get("continuation_started", False))]
     if not todo:
