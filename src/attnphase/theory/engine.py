@@ -550,7 +550,7 @@ def _ladder_base(base: "_Job", cfg: QMCConfig):
 
 
 def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: np.ndarray, hist: tuple,
-           cfg: QMCConfig, low: QMCConfig | None = None):
+           cfg: QMCConfig, low: QMCConfig | None = None, from_mean: ModelParams | None = None):
     """Follow each point's :class:`.ladder.Ladder` from the converged first rung (per-scramble states
     ``state``), every step warm-started from the last; ``step(pts, value)`` is the job of the points
     ``todo[pts]`` at the ladder's ``value``. Points at the same value go through one batch; the steps below the
@@ -558,7 +558,9 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
     the step to the target through ``cfg.stages``. A point that gets there takes that step's solution,
     ``iteration["start"]`` saying how; else it keeps its solution, and if that is not converged,
     ``iteration["continuation"]`` says where the continuation stopped. ``low``: the size of the steps below
-    the target instead (and the last step on ``cfg``'s points only, no coarse stage)."""
+    the target instead (and the last step on ``cfg``'s points only, no coarse stage). ``from_mean`` (the
+    model): every scramble starts a step from the scrambles' mean state of the last (:func:`_aligned_mean`)
+    instead of its own."""
     S = cfg.scrambles
     if low is not None:
         cfg = replace(cfg, coarse=0)
@@ -576,7 +578,7 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
                 ok = new[k].status is Status.CONVERGED
                 lads[j].record(v, ok)
                 if ok:
-                    state[j] = nx[k]
+                    state[j] = nx[k] if from_mean is None else np.repeat(_aligned_mean(nx[k], from_mean), S, 0)
                 if ok and final:
                     i = todo[j]
                     sols[i] = replace(new[k], iteration={**new[k].iteration, "start": lads[j].start_note()})
@@ -618,9 +620,10 @@ def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.nda
     ``LADDER_FROM`` or where the upward continuation (:func:`_continue_in_alpha`) found no point at its start:
     the semantic branch exists at large α and ends at a smaller one, so each is solved at max(``DOWN_FACTOR`` ×
     α, 2 × ``LADDER_FROM``) (:func:`_ladder_base`, its own starts) and followed DOWN in α to the point
-    (:func:`_climb`, :class:`.ladder.Ladder` descending; every step on all ``cfg.points``, no coarse stage:
-    measured at r = 2, r* = 3 the step from α = 4 to 3.5 fails on one scramble at 1024 × 4 points, at 4096 × 4
-    the steps down to 3 converge). Where it gets there, that is the solution (``iteration["start"]``:
+    (:func:`_climb`, :class:`.ladder.Ladder` descending; every step on all ``cfg.points``, no coarse stage,
+    and from the scrambles' mean state of the last step. Measured at r = 2, r* = 3: the step from α = 4 to 3.5
+    fails on one scramble at 1024 × 4 points; at 4096 × 4 the steps 4 → 3.5 → 3 converge from the mean, while
+    from each scramble's own state 3.614 → 3.266 and → 3.436 failed). Where it gets there, that is the solution (``iteration["start"]``:
     ``continuation from α = … (n steps)``); where it stops, ``iteration["branch_end"]`` says between which α
     the branch ends (the last converged step and the nearest failed one below it, on how many points) and
     ``iteration["continuation"]`` says it in words. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md,
@@ -640,10 +643,10 @@ def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.nda
     for a, js in groups.items():
         g, st = _ladder_base(sub(np.asarray(js), a), full)
         for k_, j in enumerate(js):
-            got[j], state[j] = g[k_], st[k_]
+            got[j], state[j] = g[k_], np.repeat(_aligned_mean(st[k_], job.params), cfg.scrambles, 0)
     lads = [Ladder(float(job.al[i]), origin=float(top[j]), started=got[j].status is Status.CONVERGED)
             for j, i in enumerate(todo)]
-    sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full)
+    sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full, from_mean=job.params)
     low = cfg.points
     for j, i in enumerate(todo):
         lad = lads[j]
