@@ -112,3 +112,21 @@ def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_
     assert end["from"] == 4.0 and b < 2.6 <= a and a / b < 1.06 and end["points"] == 256
     assert low.iteration["continuation"].startswith("the semantic branch, followed down from α = 4, ends between")
     assert high.status is Status.CONVERGED and high.iteration["start"].startswith("continuation from α = 4.5")
+
+
+def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():
+    """A target below the origin: steps divide by the ratio, ``reached`` at or below the target, ``failed`` the
+    last value that failed (the bracket of a branch's end is (failed, a))."""
+    from attnphase.theory.ladder import Ladder
+    lad = Ladder(2.0, origin=4.0, started=True)
+    assert lad.down and lad.next_value() == pytest.approx(4.0 / 1.5)
+    lad.record(lad.next_value(), False)
+    v = lad.next_value()
+    assert v == pytest.approx(4.0 / 1.5 ** 0.5) and lad.failed == pytest.approx(4.0 / 1.5)
+    lad.record(v, True)
+    assert lad.a == pytest.approx(v) and not lad.reached
+    while lad.climbing:
+        lad.record(lad.next_value(), lad.next_value() >= 2.9)      # a branch that ends at 2.9
+    assert not lad.reached and lad.gave_up and lad.failed < 2.9 <= lad.a and lad.a / lad.failed < 1.03
+    up = Ladder(10.0, started=True)
+    assert not up.down and up.next_value() == pytest.approx(3.0)

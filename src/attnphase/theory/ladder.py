@@ -27,7 +27,9 @@ class Ladder:
     the parameter ``name`` (α; or the encodings' scale c, :func:`attnphase.theory.engine`'s scale ladder):
     ``a`` the last value reached, ``ratio`` the next step's ratio (grown by 1.5 after a success, up to
     ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
-    after the first, ``started`` whether the solve at ``origin`` converged."""
+    after the first, ``started`` whether the solve at ``origin`` converged. A ``target`` below ``origin``
+    descends (steps divide by the ratio: the engine follows the semantic branch down towards its end,
+    ``engine._continue_down_in_alpha``); ``failed`` keeps the last value whose step failed."""
 
     target: float
     origin: float = LADDER_FROM
