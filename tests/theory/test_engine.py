@@ -273,6 +273,9 @@ def test_collapsed_positional_branch_is_not_significant():
     assert low.status is Status.NOT_SIGNIFICANT and not low.converged
     assert np.isnan(low.values["m"]) and low.last is not None and 0 < abs(float(low.last.M[0, 0])) < 0.1
     assert not low.significance["significant"] and low.significance["reason"]
+    test = low.significance["collapse_test"]      # not collapsed: not the noise response of a stable m = 0
+    assert not test["collapsed"] and "not the noise response" in test["why_not"]
+    assert max(test["per_scramble"]["miss"]) > 1.5 and "not collapsed" in low.significance["reason"]
     d = low.to_dict()
     assert d["status"] == "not_significant" and d["converged"] is False
     assert d["provenance"]["significance"]["overlap"] == "m" and d["provenance"]["significance"]["k"] == 3.0

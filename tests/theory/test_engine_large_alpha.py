@@ -84,3 +84,49 @@ def test_L3_semantic_at_alpha_10_is_a_fixed_point_continuous_with_alpha_2_to_8()
     assert again.status is Status.CONVERGED and again.iteration["start"] == "given"
     for key in ("q", "theta", "V", "e_t", "eps_g"):
         assert again.values[key] == pytest.approx(top.values[key], rel=1e-4), key
+
+
+def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_located(monkeypatch):
+    """Stand-in for a semantic branch that ends between two α (measured: r = 2, r* = 3, L = 2 between α = 2
+    and 2.75, docs/theory_general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
+    at α = 4 and followed DOWN (``engine._continue_down_in_alpha``); the failure stays, and
+    ``iteration["branch_end"]`` brackets the end, (b, a) with b < 2.6 ≤ a within the ladder's resolution, the same
+    words in ``iteration["continuation"]`` (the CLI prints it). Before: ``invalid_state`` with no word on where
+    the branch ends. A point above the end (α = 3, failing only from its cold starts) is reached by the same
+    continuation and converges."""
+    real = engine._Job.run
+
+    def ends_at_2_6(self, pts, *a, **kw):
+        sols, xs, hist = real(self, pts, *a, **kw)
+        cold = self.backtrack == 0             # at r = 1 only the continuations' jobs have the safeguard on
+        bad = [s.alpha < 2.6 or (cold and s.alpha == 3.0) for s in sols]
+        return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
+                for s, b in zip(sols, bad)], xs, hist
+
+    monkeypatch.setattr(engine._Job, "run", ends_at_2_6)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    low, high = solve_batch(ModelParams(), [1.5, 3.0], "semantic", qmc_config=cfg, stability=False)
+    assert low.status is Status.INVALID_STATE
+    end = low.iteration["branch_end"]
+    b, a = end["between"]
+    assert end["from"] == 4.0 and b < 2.6 <= a and a / b < 1.06 and end["points"] == 256
+    assert low.iteration["continuation"].startswith("the semantic branch, followed down from α = 4, ends between")
+    assert high.status is Status.CONVERGED and high.iteration["start"].startswith("continuation from α = 4.5")
+
+
+def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():
+    """A target below the origin: steps divide by the ratio, ``reached`` at or below the target, ``failed`` the
+    last value that failed (the bracket of a branch's end is (failed, a))."""
+    from attnphase.theory.ladder import Ladder
+    lad = Ladder(2.0, origin=4.0, started=True)
+    assert lad.down and lad.next_value() == pytest.approx(4.0 / 1.5)
+    lad.record(lad.next_value(), False)
+    v = lad.next_value()
+    assert v == pytest.approx(4.0 / 1.5 ** 0.5) and lad.failed == pytest.approx(4.0 / 1.5)
+    lad.record(v, True)
+    assert lad.a == pytest.approx(v) and not lad.reached
+    while lad.climbing:
+        lad.record(lad.next_value(), lad.next_value() >= 2.9)      # a branch that ends at 2.9
+    assert not lad.reached and lad.gave_up and lad.failed < 2.9 <= lad.a and lad.a / lad.failed < 1.03
+    up = Ladder(10.0, started=True)
+    assert not up.down and up.next_value() == pytest.approx(3.0)

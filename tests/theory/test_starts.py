@@ -8,6 +8,7 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.theory import starts
+from attnphase.theory import collapse
 from attnphase.theory.collapse import collapse_record
 from attnphase.theory.engine import QMCConfig, default_init, solve_batch
 from attnphase.theory.solver import solve_point, start_state
@@ -56,19 +57,44 @@ def test_collapse_record_only_for_a_vanished_overlap():
     assert collapse_record(p, 1.0, "free", np.stack([flat(0.0), flat(0.0)])) is None
 
 
-def test_collapse_record_of_converged_scrambles_needs_every_scramble():
-    """A converged point whose overlap is not significant is ``collapsed`` only where EVERY scramble's overlap
-    is below ``COLLAPSE_FRACTION`` of the start's; a failure needs only their mean (module docstring)."""
+def _fake_response(growth, actual, predicted, cosine):
+    g, a, pr, c = (np.asarray(v, float) for v in (growth, actual, predicted, cosine))
+    miss = np.sqrt(a ** 2 + pr ** 2 - 2 * c * a * pr) / np.sqrt(np.mean(pr ** 2))   # ‖Z − Z_pred‖ / rms
+    return {"growth": g, "actual": a, "predicted": pr, "miss": miss, "ratio": a / pr, "cosine": c,
+            "noise": 0.3 * pr, "valid": True, "entries": 1, "eps": 0.1}
+
+
+def test_response_record_needs_a_stable_zero_and_every_scramble_its_noise_response(monkeypatch):
+    """A converged point whose overlap is not significant is ``collapsed`` only where Z = 0 is stable (growth
+    below +1 by 3 s.e.) and EVERY scramble's overlap is the linear response of Z = 0 to its own noise, to within
+    the responses' rms size; else it stays ``not_significant`` with the reason (collapse.response_record).
+    Decision only: the linearisation (collapse.noise_response) is replaced by given numbers."""
     p = ModelParams(sigma=0.7)
     start = default_init(p, "positional", 1.0)
-    m0 = float(np.asarray(start.M)[0, 0])
     flat = lambda m: np.asarray(flatten(OrderParams(start.q, np.array([[m]]), start.theta, start.V)))  # noqa: E731
-    one_off = np.stack([flat(0.001 * m0)] * 3 + [flat(0.12 * m0)])       # mean 3.8 %, one scramble at 12 %
-    assert collapse_record(p, 1.0, "positional", one_off)["overlap"] == "m"
-    assert collapse_record(p, 1.0, "positional", one_off, converged=True) is None
-    small = collapse_record(p, 1.0, "positional", np.stack([flat(0.01 * m0), flat(-0.02 * m0)]), converged=True)
-    assert small["overlap"] == "m" and small["max"] == pytest.approx(0.02 * m0)
-    assert small["reason"].startswith("collapsed") and "every scramble" in small["reason"]
+    xs = np.stack([flat(0.004), flat(-0.005), flat(0.006), flat(0.003)])
+    act = [0.004, 0.005, 0.006, 0.003]
+    stable = [0.7, 0.72, 0.75, 0.74]
+
+    def judge(growth, predicted, cosine):
+        monkeypatch.setattr(collapse, "noise_response",
+                            lambda *a, **k: _fake_response(growth, act, predicted, cosine))
+        return collapse.response_record(p, 1.0, "positional", xs, cfg=None)
+
+    ok = judge(stable, [0.002, 0.006, 0.005, 0.004], [1, 1, 1, 1])     # scramble 0 twice its prediction: fine
+    assert ok["collapsed"] and ok["reason"].startswith("collapsed") and ok["why_not"] is None
+    assert ok["overlap"] == "m" and ok["growth"] == pytest.approx(0.7275) and ok["per_scramble"]["ratio"][0] == 2
+    far = judge(stable, [0.003, 0.006, 0.005, 0.0002], [1, 1, 1, 1])   # 0.003 against 0.0002 (rms 0.0042): 0.67
+    assert far["collapsed"]
+    far = judge(stable, [0.003, 0.006, 0.005, 0.009], [1, 1, 1, 1])    # 0.003 against 0.009 (rms 0.0062): 0.97
+    assert far["collapsed"]
+    far = judge(stable, [0.003, 0.006, 0.005, 0.012], [1, 1, 1, 1])    # 0.003 against 0.012 (rms 0.0075): 1.2
+    assert not far["collapsed"] and "[3]" in far["why_not"]
+    flip = judge(stable, [0.003, 0.006, 0.005, 0.004], [1, -1, 1, 1])  # opposite sign: 0.011 / 0.0047
+    assert not flip["collapsed"] and "[1]" in flip["why_not"]
+    soft = judge([0.6, 1.3, 0.9, 1.1], [0.003, 0.006, 0.005, 0.004], [1, 1, 1, 1])  # 0.98 ± 0.15
+    assert not soft["collapsed"] and "not shown stable" in soft["why_not"]
+    assert collapse.response_record(p, 1.0, "free", xs, cfg=None) is None
 
 
 def test_full_signal_start_only_for_a_semantic_rank_r_student():

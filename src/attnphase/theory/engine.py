@@ -25,7 +25,7 @@ from .. import __version__, exported_programs, xla_cache
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
-from .collapse import collapse_record
+from .collapse import collapse_record, response_record
 from . import fixed_point, prox_general as PG, qmc, resolution, starts
 from .ladder import LADDER_FROM, Ladder
 from .routing import SAFEGUARD_HALVINGS, default_backtrack
@@ -453,6 +453,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
         sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config)
         sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _continue_down_in_alpha(job, cold, sols, xs, hist, qmc_config)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
         if free_verdict and branch == "free":
@@ -549,16 +550,21 @@ def _ladder_base(base: "_Job", cfg: QMCConfig):
 
 
 def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: np.ndarray, hist: tuple,
-           cfg: QMCConfig):
+           cfg: QMCConfig, low: QMCConfig | None = None, from_mean: ModelParams | None = None):
     """Follow each point's :class:`.ladder.Ladder` from the converged first rung (per-scramble states
     ``state``), every step warm-started from the last; ``step(pts, value)`` is the job of the points
     ``todo[pts]`` at the ladder's ``value``. Points at the same value go through one batch; the steps below the
     target on the first ``cfg.stages[0]`` points of each scramble (the same points: Sobol points are nested),
     the step to the target through ``cfg.stages``. A point that gets there takes that step's solution,
     ``iteration["start"]`` saying how; else it keeps its solution, and if that is not converged,
-    ``iteration["continuation"]`` says where the continuation stopped."""
+    ``iteration["continuation"]`` says where the continuation stopped. ``low``: the size of the steps below
+    the target instead (and the last step on ``cfg``'s points only, no coarse stage). ``from_mean`` (the
+    model): every scramble starts a step from the scrambles' mean state of the last (:func:`_aligned_mean`)
+    instead of its own."""
     S = cfg.scrambles
-    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)
+    if low is not None:
+        cfg = replace(cfg, coarse=0)
+    low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0) if low is None else low
     dX, dF = list(hist[0]), list(hist[1])
     while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
         groups: dict = {}
@@ -572,7 +578,7 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
                 ok = new[k].status is Status.CONVERGED
                 lads[j].record(v, ok)
                 if ok:
-                    state[j] = nx[k]
+                    state[j] = nx[k] if from_mean is None else np.repeat(_aligned_mean(nx[k], from_mean), S, 0)
                 if ok and final:
                     i = todo[j]
                     sols[i] = replace(new[k], iteration={**new[k].iteration, "start": lads[j].start_note()})
@@ -580,7 +586,8 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
                     dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k * S:(k + 1) * S], nh[1][k * S:(k + 1) * S]
     for j, i in enumerate(todo):
         if not lads[j].reached and sols[i].status is not Status.CONVERGED:
-            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note()})
+            sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note(),
+                                                  "continuation_started": lads[j].started})
     return sols, xs, (dX, dF)
 
 
@@ -599,6 +606,66 @@ def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray,
     got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg)
     lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
     return _climb(sub, lads, todo, state, sols, xs, hist, cfg)
+
+
+DOWN_FACTOR = 1.5
+""":func:`_continue_down_in_alpha` follows a failed semantic point at α down from max(α × this, 2 ×
+``LADDER_FROM``) (the model's starts are fitted at α ≤ 2; at r = 2, r* = 3 the full-signal start converges
+at α = 4, 4.5)."""
+
+
+def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple,
+                            cfg: QMCConfig):
+    """Semantic points of ``cold`` that still failed (``RETRY``) after the other starts, at α ≤
+    ``LADDER_FROM`` or where the upward continuation (:func:`_continue_in_alpha`) found no point at its start:
+    the semantic branch exists at large α and ends at a smaller one, so each is solved at max(``DOWN_FACTOR`` ×
+    α, 2 × ``LADDER_FROM``) (:func:`_ladder_base`, its own starts) and followed DOWN in α to the point
+    (:func:`_climb`, :class:`.ladder.Ladder` descending; every step on all ``cfg.points``, no coarse stage,
+    and from the scrambles' mean state of the last step. Measured at r = 2, r* = 3: the step from α = 4 to 3.5
+    fails on one scramble at 1024 × 4 points; at 4096 × 4 the steps 4 → 3.5 → 3 converge from the mean, while
+    from each scramble's own state 3.614 → 3.266 and → 3.436 failed). Where it gets there, that is the solution (``iteration["start"]``:
+    ``continuation from α = … (n steps)``); where it stops, ``iteration["branch_end"]`` says between which α
+    the branch ends (the last converged step and the nearest failed one below it, on how many points) and
+    ``iteration["continuation"]`` says it in words. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md,
+    "A firmer `collapsed`, and where the r = 2, r* = 3 semantic branch ends"): α = 3 failed from the cold
+    starts and converges from 4.5; α = 2 failed ``max_steps`` with no word on why."""
+    todo = [i for i in cold if job.branch == "semantic" and sols[i].status in RETRY
+            and (job.al[i] <= LADDER_FROM or not (sols[i].iteration or {}).get("continuation_started", False))]
+    if not todo:
+        return sols, xs, hist
+    sub = _ladder_points(job, todo)
+    top = np.maximum(DOWN_FACTOR * job.al[np.asarray(todo)], 2.0 * LADDER_FROM)
+    groups: dict = {}
+    for j, a in enumerate(top):
+        groups.setdefault(float(a), []).append(j)
+    full = replace(cfg, coarse=0, target=0.0)      # every step on all the points: the branch's end is soft
+    got, state = [None] * len(todo), np.zeros((len(todo), cfg.scrambles, xs.shape[-1]))
+    for a, js in groups.items():
+        g, st = _ladder_base(sub(np.asarray(js), a), full)
+        for k_, j in enumerate(js):
+            got[j], state[j] = g[k_], np.repeat(_aligned_mean(st[k_], job.params), cfg.scrambles, 0)
+    lads = [Ladder(float(job.al[i]), origin=float(top[j]), started=got[j].status is Status.CONVERGED)
+            for j, i in enumerate(todo)]
+    sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full, from_mean=job.params)
+    low = cfg.points
+    for j, i in enumerate(todo):
+        lad = lads[j]
+        if lad.reached:
+            continue
+        if not lad.started:
+            end = {"between": None, "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
+                   "note": f"no semantic fixed point at α = {lad.origin:g} either (its own starts failed)"}
+        elif lad.failed is None:
+            end = {"between": None, "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
+                   "note": f"continuation from α = {lad.origin:g} stopped at α = {lad.a:g} (step budget)"}
+        else:
+            end = {"between": [lad.failed, lad.a], "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
+                   "note": (f"the semantic branch, followed down from α = {lad.origin:g}, ends between α = "
+                            f"{lad.failed:.4g} and {lad.a:.4g} (no fixed point at {lad.failed:.4g} from the one at "
+                            f"{lad.a:.4g}, {low} × {cfg.scrambles} QMC points)")}
+        sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "branch_end": end,
+                                              "continuation": end["note"]})
+    return sols, xs, hist
 
 
 def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
@@ -917,10 +984,12 @@ def _collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, fu
         sig = overlap_significance(branch, xs, xc if xc is not None and np.all(np.isfinite(xc)) else None,
                                    r, k, rs, k_se)
         if sig is not None and not sig["significant"]:
-            status = Status.NOT_SIGNIFICANT
-            rec = collapse_record(params, alpha, branch, xs, converged=True)   # every scramble's overlap ~ 0
-            if rec is not None:
+            status = Status.NOT_SIGNIFICANT     # collapsed where the artefact is the noise image of a stable 0
+            rec = response_record(params, alpha, branch, np.asarray(run.x[sl], float), cfg)
+            if rec is not None and rec["collapsed"]:
                 status, sig = Status.COLLAPSED, {**rec, "significance": sig}
+            elif rec is not None:           # why not collapsed, in the record and in the reason
+                sig = {**sig, "collapse_test": rec, "reason": f"{sig['reason']}; {rec['reason']}"}
         zero = zero_q_record(params, branch, xs, alpha)
         if zero is not None and branch in _DEFINING:      # the pinned branch fell onto the q = 0 point
             status, sig = Status.COLLAPSED, zero

@@ -27,7 +27,9 @@ class Ladder:
     the parameter ``name`` (α; or the encodings' scale c, :func:`attnphase.theory.engine`'s scale ladder):
     ``a`` the last value reached, ``ratio`` the next step's ratio (grown by 1.5 after a success, up to
     ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
-    after the first, ``started`` whether the solve at ``origin`` converged."""
+    after the first, ``started`` whether the solve at ``origin`` converged. A ``target`` below ``origin``
+    descends (steps divide by the ratio: the engine follows the semantic branch down towards its end,
+    ``engine._continue_down_in_alpha``); ``failed`` keeps the last value whose step failed."""
 
     target: float
     origin: float = LADDER_FROM
@@ -36,13 +38,20 @@ class Ladder:
     started: bool = False
     steps: int = 0
     gave_up: bool = False
+    failed: float | None = None
+    """The last value whose step failed (after a give-up: the nearest beyond ``a`` that was tried)."""
 
     def __post_init__(self) -> None:
         self.a, self.ratio = self.origin, self.max_ratio
 
     @property
+    def down(self) -> bool:
+        """Whether the ladder descends (``target`` below ``origin``: steps divide by the ratio)."""
+        return self.target < self.origin
+
+    @property
     def reached(self) -> bool:
-        return self.started and self.a >= self.target
+        return self.started and (self.a <= self.target if self.down else self.a >= self.target)
 
     @property
     def climbing(self) -> bool:
@@ -50,11 +59,13 @@ class Ladder:
         return self.started and not self.reached and not self.gave_up and self.steps < LADDER_MAX_STEPS
 
     def next_value(self) -> float:
-        return min(self.target, self.a * self.ratio)
+        return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
     def record(self, value: float, converged: bool) -> None:
         """The outcome of the step to ``value``."""
         self.steps += 1
+        if not converged:
+            self.failed = value
         if converged:
             self.a, self.ratio = value, min(self.max_ratio, self.ratio * 1.5)
         elif self.ratio ** 0.5 >= LADDER_MIN_RATIO:

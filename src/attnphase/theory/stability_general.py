@@ -163,6 +163,13 @@ def _evaluate(sol_rows: list, X: np.ndarray, scr: np.ndarray, params, cfg,
     ``sol_rows[i]``'s knobs on scramble ``scr[i]`` of the QMC size ``cfg``; the global multi-start prox, or with
     ``h_prev`` (R, N, 2, L, r) the warm one from those minimisers (:func:`prox_general.prox_warm`). Chunked so
     that rows × points ≤ engine.MAX_SAMPLES. Returns (F (R, n), valid (R,), minimisers (R, N, 2, L, r))."""
+    knobs = np.array([[s.alpha, s.params.omega, s.params.sigma, s.params.lam] for s in sol_rows])   # (R, 4)
+    return free_map(knobs, X, scr, params, cfg, h_prev)
+
+
+def free_map(knobs: np.ndarray, X: np.ndarray, scr: np.ndarray, params, cfg,
+             h_prev: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_evaluate` with the rows' knobs given directly: ``knobs`` (R, 4) = (α, ω, σ, λ) per row."""
     from .engine import MAX_SAMPLES, _compiled_map, _points, bucket
     L, r, rs, k = params.L, params.r, params.r_star, params.k
     warm = h_prev is not None
@@ -171,7 +178,6 @@ def _evaluate(sol_rows: list, X: np.ndarray, scr: np.ndarray, params, cfg,
     N = cfg.points
     chunk = max(1, MAX_SAMPLES // N)
     R = len(X)
-    knobs = np.array([[s.alpha, s.params.omega, s.params.sigma, s.params.lam] for s in sol_rows])   # (R, 4)
     out_f, out_ok, out_h = np.empty_like(X), np.empty(R, bool), np.empty((R, N, 2, L, r))
     for lo in range(0, R, chunk):
         idx = np.arange(lo, min(R, lo + chunk))

@@ -17,9 +17,11 @@ class Status(str, Enum):
     #                                      artefact, the scrambles do not agree that it vanished
     #                                      (engine.overlap_significance)
     COLLAPSED = "collapsed"            # the pinned branch's defining overlap vanished: the solve failed
-    #                                    (invalid_state, max_steps, diverged) while it fell to ~0, or it
-    #                                    converged not significant with EVERY scramble's overlap ~0 — the
-    #                                    iteration fell onto the uninformative point (collapse.collapse_record);
+    #                                    (invalid_state, max_steps, diverged) while it fell to ~0
+    #                                    (collapse.collapse_record), or it converged not significant where a
+    #                                    zero overlap is stable and every scramble's overlap is the linear
+    #                                    response of that 0 to its QMC noise (collapse.response_record) — the
+    #                                    iteration fell onto the uninformative point;
     #                                    or it converged onto the q = 0 point (the student Q = 0;
     #                                    engine.zero_q_record: values kept, as the split rule's ``collapsed``
     #                                    state at q = 0)
