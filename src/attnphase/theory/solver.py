@@ -88,6 +88,10 @@ class FixedPointSolution:
     status: str
     stability: float | None
     stable: bool | None
+    """``stability ≤ 1``: the growth factor of the pinned direction is the undamped map's eigenvalue there, and
+    only its crossing of +1 is an instability (MODEL.md §7); a factor below −1 (semantic, ω = 0, α = 2: −3.69)
+    makes the plain iteration oscillate but is stable — the training loss along m is convex there, curvature
+    D (1 − g) (docs/theory_general.md, "Collapsing pinned branches")."""
     nodes: int
     rule: str = "split"
     fast_map: bool = False
