@@ -88,6 +88,10 @@ class FixedPointSolution:
     status: str
     stability: float | None
     stable: bool | None
+    """``stability ≤ 1``: the growth factor of the pinned direction is the undamped map's eigenvalue there, and
+    only its crossing of +1 is an instability (MODEL.md §7); a factor below −1 (semantic, ω = 0, α = 2: −3.69)
+    makes the plain iteration oscillate but is stable — the training loss along m is convex there, curvature
+    D (1 − g) (docs/theory_general.md, "Collapsing pinned branches")."""
     nodes: int
     rule: str = "split"
     fast_map: bool = False
@@ -268,6 +272,61 @@ def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     return x
 
 
+COLLAPSE_SNAP = 1e-3
+"""A pinned branch's defining overlap (m positional, θ semantic) below ``COLLAPSE_SNAP·σ√q`` — the scale below
+which the branch counts as collapsed (:func:`_collapsed`, the continuation's ``COLLAPSE_TOL``) — is set to 0
+by :func:`_iterate` where the uninformative point attracts along it (:class:`_CollapseSnap`)."""
+_OVERLAP = {"positional": 1, "semantic": 3}
+
+
+class _CollapseSnap:
+    """Collapse of a pinned branch onto the uninformative point, decided once per stage (MODEL.md §7).
+
+    Where the iterate's overlap x_p (m positional, θ semantic) is below ``COLLAPSE_SNAP·σ√q`` (or an Anderson
+    candidate puts it there), the growth factor of x_p at x_p = 0 is evaluated once (one unpinned map
+    evaluation, :func:`_growth`); if it is below +1, x_p = 0 attracts and x_p is set to exactly 0 from then on
+    (the map keeps it 0 by the exact symmetry, MODEL.md §8), so the point converges onto the uninformative
+    point in (q, V) instead of crawling there: the relative change of x_p, x̂_p at x_p ~ 1e-7 is round-off
+    (ω = 0.9, α = 2 semantic; ω = 0, α = 2 positional) and a growth factor near 1 decays x_p by ~1 % a step,
+    while the Anderson step that goes to x_p ≈ 0 was refused as a jump (ω = 0.01, α = 0.5 semantic,
+    growth 0.98; docs/theory_general.md, "Collapsing pinned branches"). Where the factor is ≥ 1 (or unknown)
+    nothing changes."""
+
+    def __init__(self, F: _Map):
+        self.F, self.p = F, _OVERLAP.get(F.branch)
+        self.ok: bool | None = None        # x_p = 0 attracts (evaluated at the first need)
+
+    def _small(self, x: np.ndarray) -> bool:
+        scale = COLLAPSE_SNAP * self.F.params.sigma * math.sqrt(max(float(x[0]), 0.0))
+        return self.p is not None and abs(float(x[self.p])) <= scale and x[0] > 0
+
+    def _attracts(self, x: np.ndarray) -> bool:
+        if self.ok is None:
+            xz = x.copy()
+            xz[self.p] = 0.0
+            saved, self.F.pins = self.F.pins, (False, False, False, False)
+            try:
+                g = _growth(self.F, xz, self.p, STABILITY_EPS * math.sqrt(max(float(x[0]), 1e-12)))
+            finally:
+                self.F.pins = saved
+            self.ok = bool(g < 1.0)     # NaN: unknown, no snap
+        return self.ok
+
+    def guarded(self, cand: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``cand`` for the Anderson step's size guard: an x_p that the candidate puts below the collapse scale
+        (and that will be snapped) does not count as a jump."""
+        if self.p is None or not self._small(cand) or not self._attracts(cand):
+            return cand
+        out = cand.copy()
+        out[self.p] = x[self.p]
+        return out
+
+    def apply(self, x: np.ndarray) -> None:
+        """Set x_p = 0 in place where it is below the collapse scale and x_p = 0 attracts."""
+        if self.p is not None and x[self.p] != 0.0 and self._small(x) and self._attracts(x):
+            x[self.p] = 0.0
+
+
 def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float, anderson: int,
              pairs: list | None = None):
     """Damped iteration with Anderson mixing until the undamped residual is below ``rtol``.
@@ -281,6 +340,7 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
     Returns ``(x, h, ch, converged, status, residual, steps)`` where ``h, ch`` are the hats at ``x``.
     """
     pins = np.array(F.pins)
+    snap = _CollapseSnap(F)
     history: list[float] = []
     to_zero = None          # Newton mode: whether a step may fall to q = 0 (None: not in Newton mode)
     pairs = [] if pairs is None else pairs
@@ -333,11 +393,13 @@ def _iterate(F: _Map, x: np.ndarray, rtol: float, max_steps: int, damping: float
                     gam, *_ = np.linalg.lstsq(dF[~pins], f[~pins], rcond=None)
                     cand = x + damping * f - (dX + damping * dF) @ gam
                     cand[pins] = 0.0
-                    if cand[0] > 0 and cand[2] > 0 and np.all(np.isfinite(cand)) and _rel(cand, x) < 0.5:
+                    if (cand[0] > 0 and cand[2] > 0 and np.all(np.isfinite(cand))
+                            and _rel(snap.guarded(cand, x), x) < 0.5):
                         x_new = cand
                 except np.linalg.LinAlgError:
                     pass
             x_new[pins] = 0.0
+            snap.apply(x_new)
             if x_new[0] < ZERO_Q * F.params.sigma ** 2:
                 x_new[[0, 1, 3]] = 0.0      # round-off around q = 0: the q = 0 point itself (zero_point.py)
             x = x_new
