@@ -85,3 +85,34 @@ def test_no_fine_semantic_point_is_a_failure_not_a_number():
                      xtol=1e-4, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
     assert not r.ok and r.alpha_c is None and "no valid point at nodes = 16" in r.reason
     assert "failed" in r.note(4) and math.isclose(r.alpha_c_coarse, 1.05)
+
+
+@pytest.mark.slow
+def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves():
+    """σ = 1.5 (q ≈ 1 at the lines: order 16 needed). The old code kept the curves' (order 4) or the order-8
+    crossing (1.018), against order-16 solves where the semantic branch exists and is lower well below it. Now
+    α_c is located at order 16, and independent order-16 solves (semantic warm-started from an order-4 point at
+    α = 1.2, no continuation; the uninformative point cold) 0.01 outside its bracket see the global minimum flip."""
+    pytest.importorskip("attnphase.theory")
+    import numpy as np
+
+    from attnphase.phase import transition
+    from attnphase.theory import solve_point
+
+    r = transition(P, alphas=np.round(np.arange(0.8, 1.31, 0.1), 6), mixed_alphas=[])
+    assert not any("table value kept" in n for n in r.notes), r.notes
+    sr = r.scale_refinement
+    assert sr["ok"] and sr["nodes"] == 16 and r.alpha_c_nodes == 16
+    lo, hi = sr["alpha_c_bracket"]
+    assert lo <= r.alpha_c <= hi and hi - lo < 0.01
+    seed = solve_point(P, 1.2, "semantic", nodes=4, stability=False)
+
+    def semantic_is_global(a):
+        s = solve_point(P, a, "semantic", nodes=16, init=seed, stability=True, max_steps=150)
+        u = solve_point(P, a, "uninformative", nodes=16, stability=True, max_steps=150)
+        assert u.converged
+        ok = s.converged and s.stability <= 1.0 and abs(s.theta) > 1e-3 * P.sigma * math.sqrt(s.q)
+        return ok and s.e_t < u.e_t
+
+    assert semantic_is_global(hi + 0.01)
+    assert not semantic_is_global(lo - 0.01)

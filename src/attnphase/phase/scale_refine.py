@@ -35,6 +35,11 @@ SCALE_STEP = 0.05
 :data:`SCALE_END_XTOL` by the adaptive step in between). One order-16 solve at σ = 1.5 costs 20–60 s on the
 shared cores (10–30 iterations), a failed one (``MAX_STEPS``) about two minutes: the steps are few."""
 
+SCALE_RTOL = 1e-4
+"""Relative residual of the finer-order semantic solves: at σ = 1.5 the order-16 rule's noise floor lies near the
+curves' 1e-5 (α = 1.0012: not converged after 68 iterations from a start 3e-3 away, then retried at order 32 for
+minutes), which declared a spurious end; e_t differences that decide α_c there are ~1e-4 relative and more."""
+
 SCALE_END_XTOL = 4e-3
 """Resolution in α of the finer-order semantic branch's end (the engine's adaptive step halves 0.05 four times:
 a bracket of 3.1e-3), reported as α_c's bracket where α_c is that end."""
@@ -144,7 +149,8 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     bottom = max(alpha_min, min(alpha_c - depth, coarse[0].alpha - 0.05))
     top = float(start.alpha)
     sem = follow_branch(params, _follow_alphas(top, bottom), "semantic", nodes=nodes, init=start.solution,
-                        max_steps=MAX_STEPS, min_step=max(end_xtol, SCALE_END_XTOL), xtol=end_xtol, solver=solver)
+                        max_steps=MAX_STEPS, rtol=SCALE_RTOL, min_step=max(end_xtol, SCALE_END_XTOL), xtol=end_xtol,
+                        solver=solver)
     out.points = [_point("semantic", p, nodes) for p in sorted(list(sem) + sem.extra, key=lambda p: p.alpha)
                   if math.isfinite(float(p.e_t))]
     fine = sem.valid()
@@ -158,7 +164,7 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     known = {"semantic": fine + [p for p in coarse if p.alpha > top],
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
-                 stability=(comp,))
+                 stability=(comp,), rtol=SCALE_RTOL)
     low = fine[0]
     c_low = R.solve(comp, low.alpha)
     try:

@@ -222,9 +222,10 @@ class _Refiner:
     branches whose growth factor is evaluated too (on the solver's default rule)."""
 
     def __init__(self, params, known: dict[str, list], nodes, log: list, solver: PointSolver,
-                 accept: dict[str, tuple[PointState, ...]], stability: tuple[str, ...] = ()):
+                 accept: dict[str, tuple[PointState, ...]], stability: tuple[str, ...] = (),
+                 rtol: float = CURVE_RTOL):
         self.params, self.nodes, self.log, self.solver, self.accept = params, nodes, log, solver, accept
-        self.stability = stability
+        self.stability, self.rtol = stability, rtol
         self.known = {b: [s for s in v if point_state(s) in accept[b]] for b, v in known.items()}
         self.cache: dict[tuple[str, float], Any] = {}
 
@@ -244,7 +245,7 @@ class _Refiner:
         k = (branch, float(a))
         if k not in self.cache:
             s = self.solver(self.params, float(a), branch, nodes=self.nodes, init=self._start(branch, a),
-                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=CURVE_RTOL)
+                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=self.rtol)
             self.cache[k] = s
             st = point_state(s)
             if st in self.accept[branch]:
