@@ -108,6 +108,24 @@ class ScaleRefinement:
         return line
 
 
+def _capped(solver: PointSolver, nodes: int) -> PointSolver:
+    """``solver`` that answers a request above ``nodes`` (the engine's retry of a stalled or last failed solve at
+    twice the order) with the failed start itself, unconverged, instead of solving: at σ = 1.5 one order-32
+    solve near the fold took over 8 minutes on the shared cores, and a failure at the order the scale needs is
+    taken as one."""
+    from dataclasses import is_dataclass, replace
+
+    def solve(params, alpha, branch, *, nodes=None, init=None, **kw):
+        sol = getattr(init, "solution", init)   # (a BranchPoint wraps its solution)
+        if nodes is not None and nodes > cap and sol is not None and is_dataclass(sol) and hasattr(sol, "converged"):
+            return replace(sol, alpha=float(alpha), converged=False,
+                           status=f"not retried at nodes = {nodes} (scale refinement)")
+        return solver(params, alpha, branch, nodes=nodes, init=init, **kw)
+
+    cap = nodes
+    return solve
+
+
 def _point(branch: str, s, nodes: int) -> dict[str, Any]:
     return dict(branch=branch, alpha=float(s.alpha), e_t=float(s.e_t), eps_g=float(s.eps_g), q=float(s.q),
                 state=point_state(s).value, stability=None if s.stability is None else float(s.stability),
@@ -150,7 +168,7 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     top = float(start.alpha)
     sem = follow_branch(params, _follow_alphas(top, bottom), "semantic", nodes=nodes, init=start.solution,
                         max_steps=MAX_STEPS, rtol=SCALE_RTOL, min_step=max(end_xtol, SCALE_END_XTOL), xtol=end_xtol,
-                        solver=solver)
+                        solver=_capped(solver, nodes))
     out.points = [_point("semantic", p, nodes) for p in sorted(list(sem) + sem.extra, key=lambda p: p.alpha)
                   if math.isfinite(float(p.e_t))]
     fine = sem.valid()
