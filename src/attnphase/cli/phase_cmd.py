@@ -14,7 +14,8 @@ from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_
     emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
 from .theory_cmd import theory_app
 
-_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_c_kind", "alpha_l", "alpha_l_bound", "eps_lin",
+_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_c_kind", "alpha_c_nodes", "alpha_l", "alpha_l_bound",
+         "alpha_l_nodes", "eps_lin",
          "alpha_range",
          "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional", "spinodal_positional_kind",
          "mixed_found", "alpha_c_grid", "alpha_l_grid"]

@@ -24,8 +24,9 @@ from ..model import ModelParams
 from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint, PointSolver, PointState,
                            _unsolved,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
-from ..theory.solver import resolution_note
+from ..theory.solver import nodes_for_scale, resolution_note
 from .roots import Unrefinable, local_root, table_root
+from .scale_refine import line_scale, scale_refine
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
 
 DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
@@ -160,6 +161,12 @@ class TransitionResult:
     """Where α_c is a growth factor's crossing of +1 (kind ``competitor loses stability``): the resolution it was
     located at (``nodes``, ``stability_nodes``), its bracket, and ``alpha_curve_nodes``/``difference``: the same
     crossing at the survey's resolution and how far the precise one lies from it (:func:`precise_crossing`)."""
+    alpha_c_nodes: int | None = None
+    """The split rule's outer order α_c was located at (None without α_c); ``alpha_l_nodes`` the same for α_l."""
+    alpha_l_nodes: int | None = None
+    scale_refinement: dict[str, Any] = field(default_factory=dict)
+    """The scale-aware refinement (:func:`~.scale_refine.scale_refine`), where the student's scale near the lines
+    needed a finer order than ``nodes``: its order, α_c's bracket at it, the points solved; empty where not run."""
 
     @property
     def mixed_found(self) -> bool:
@@ -191,7 +198,8 @@ class TransitionResult:
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
                  alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
-                 alpha_c_location=self.alpha_c_location,
+                 alpha_c_location=self.alpha_c_location, alpha_c_nodes=self.alpha_c_nodes,
+                 alpha_l_nodes=self.alpha_l_nodes, scale_refinement=self.scale_refinement,
                  global_kinds=_kind_runs(self.global_minimum), alpha_c_pinned=self.alpha_c_pinned,
                  alpha_l=self.alpha_l, alpha_l_bound=self.alpha_l_bound, alpha_l_reason=self.alpha_l_reason,
                  eps_lin=self.eps_lin, alpha_range=list(self.alpha_range),
@@ -210,11 +218,14 @@ class TransitionResult:
 
 class _Refiner:
     """Warm-started solves at arbitrary α (for Brent), predicted by linear interpolation of the state between
-    the two nearest known points of the same branch. ``accept``: the states usable per branch."""
+    the two nearest known points of the same branch. ``accept``: the states usable per branch; ``stability``: the
+    branches whose growth factor is evaluated too (on the solver's default rule)."""
 
     def __init__(self, params, known: dict[str, list], nodes, log: list, solver: PointSolver,
-                 accept: dict[str, tuple[PointState, ...]]):
+                 accept: dict[str, tuple[PointState, ...]], stability: tuple[str, ...] = (),
+                 rtol: float = CURVE_RTOL):
         self.params, self.nodes, self.log, self.solver, self.accept = params, nodes, log, solver, accept
+        self.stability, self.rtol = stability, rtol
         self.known = {b: [s for s in v if point_state(s) in accept[b]] for b, v in known.items()}
         self.cache: dict[tuple[str, float], Any] = {}
 
@@ -234,13 +245,15 @@ class _Refiner:
         k = (branch, float(a))
         if k not in self.cache:
             s = self.solver(self.params, float(a), branch, nodes=self.nodes, init=self._start(branch, a),
-                            max_steps=MAX_STEPS, stability=False, rtol=CURVE_RTOL)
+                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=self.rtol)
             self.cache[k] = s
             st = point_state(s)
             if st in self.accept[branch]:
                 self.known[branch].append(s)
-            self.log.append(dict(branch=branch, alpha=float(a), e_t=s.e_t, eps_g=s.eps_g,
-                                 converged=bool(s.converged), state=st.value, iterations=s.iterations))
+            self.log.append(dict(branch=branch, alpha=float(a), e_t=s.e_t, eps_g=s.eps_g, q=s.q,
+                                 stability=s.stability, converged=bool(s.converged), state=st.value,
+                                 iterations=s.iterations,
+                                 nodes=int(getattr(s, "nodes", 0) or 0)))
         return self.cache[k]
 
     def valid(self, branch, a):
@@ -395,11 +408,8 @@ def _locate_start(params, br: Branch, old: list, new: Branch, direction: str, kw
 def _scale_note(branches: dict, lines: list[float], nodes: int) -> str | None:
     """A note where the valid points up to the located lines have a student norm q beyond the range in which
     the split rule at order ``nodes`` was measured accurate (:func:`solver.resolution_note`)."""
-    if not lines:
-        return None
-    top = max(lines) * 1.05
-    qs = [float(p.q) for br in branches.values() for p in br.valid() if p.alpha <= top and np.isfinite(p.q)]
-    note = resolution_note(max(qs), nodes) if qs else None
+    q = line_scale(branches, lines)
+    note = resolution_note(q, nodes) if q is not None else None
     return None if note is None else f"α_c, α_l located with the split rule at nodes = {nodes}: {note}"
 
 
@@ -470,14 +480,23 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         sem, pos, g, alpha_c, alpha_l = _tables(branches, el)
     against = _against(g, alpha_c, branches)
     a_c_grid, a_l_grid = alpha_c, alpha_l
+    a_c_ref = a_l_ref = None
     notes: list[str] = []
     refined: list[dict[str, Any]] = []
-    if refine and (alpha_c is not None or alpha_l is not None):
+    # the order the student's scale near the lines needs (the split rule only): where it exceeds ``nodes``, α_c
+    # and α_l are located at that order at the end (scale_refine), not by the refinement at ``nodes``
+    q_lines = line_scale(branches, [a for a in (alpha_c, alpha_l) if a is not None]) if split_rule else None
+    scale_nodes = nodes_for_scale(q_lines) if q_lines is not None and refine and alpha_c is not None else None
+    # (only beyond the default order: an explicit coarser ``nodes`` asks for speed and keeps its note)
+    scale_nodes = scale_nodes if scale_nodes is not None and scale_nodes > max(nodes, DEFAULT_NODES) else None
+    if refine and scale_nodes is None and (alpha_c is not None or alpha_l is not None):
         if progress:
             progress("refine", 0, 1)
         step = min(0.25 * float(np.min(np.diff(grid))), max(0.005, 20 * xtol))
         alpha_c, alpha_l, more = _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo, hi, xtol, step,
                                          refined, solver)
+        a_c_ref = alpha_c if alpha_c != a_c_grid else None
+        a_l_ref = alpha_l if alpha_l != a_l_grid else None
         notes.extend(more)
         if progress:
             progress("refine", 1, 1)
@@ -533,6 +552,26 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                                 notes)
             if len(notes) == before:
                 notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
+    scaled = None
+    if scale_nodes is not None and alpha_c is not None:
+        if progress:
+            progress(f"refine at nodes = {scale_nodes}", 0, 1)
+        scaled = scale_refine(params, branches, alpha_c, c_kind, against, alpha_l, el, nodes=scale_nodes,
+                              q=q_lines, solver=solver, xtol=xtol, end_xtol=end_xtol, alpha_hi=hi,
+                              alpha_min=alpha_min)
+        notes.append(scaled.note(curve_nodes))
+        if scaled.ok:
+            alpha_c, c_kind = scaled.alpha_c, scaled.alpha_c_kind
+            if scaled.alpha_l is not None:
+                alpha_l = scaled.alpha_l
+            elif alpha_l is not None and alpha_l < alpha_c:
+                notes.append(f"α_l not located at nodes = {scale_nodes}; the curves' α_l {alpha_l:.4g} lies below "
+                             "the refined α_c and is dropped")
+                alpha_l = None
+            c_location = dict(nodes=scale_nodes, bracket=list(scaled.alpha_c_bracket), alpha_curve_nodes=a_c_grid,
+                              curve_nodes=curve_nodes, kind=c_kind)
+        if progress:
+            progress(f"refine at nodes = {scale_nodes}", 1, 1)
     gap = unknown_gap(gm, alpha_c, alpha_l, el, branches["semantic"])
     if gap is not None:
         notes.append(gap.note)
@@ -549,7 +588,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             c_reason = zero + "; " + c_reason
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
-    scale = _scale_note(branches, [a for a in (alpha_c, alpha_l) if a is not None], nodes) if split_rule else None
+    if scaled is not None and scaled.ok:
+        scale = resolution_note(max(p["q"] for p in scaled.points if p["state"] == "ok" and "q" in p), scale_nodes)
+        scale = None if scale is None else f"α_c located with the split rule at nodes = {scale_nodes}: {scale}"
+    else:
+        scale = _scale_note(branches, [a for a in (alpha_c, alpha_l) if a is not None], nodes) if split_rule else None
     if scale is not None:
         notes.append(scale)
     mixed = mixed_at(params, {b: list(br) + br.extra for b, br in branches.items()}, mixed_alphas,
@@ -557,13 +600,39 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     prov = _prov(dict(params=params.to_dict(), alphas=list(map(float, grid)), nodes=nodes, curve_nodes=curve_nodes,
                       xtol=xtol, refine=refine, mixed_alphas=list(map(float, mixed_alphas)), mixed_nodes=mixed_nodes,
                       max_steps=max_steps, extend=extend, alpha_min=alpha_min, alpha_max=alpha_max,
-                      end_xtol=end_xtol, alpha_range=[lo, hi], alpha_c_location=c_location),
+                      end_xtol=end_xtol, alpha_range=[lo, hi], alpha_c_location=c_location,
+                      scale_refinement=None if scaled is None else scaled.to_dict()),
                  kind="transition", states={b: br.states() for b, br in branches.items()},
                  solves={b: br.solves for b, br in branches.items()})
+    if scaled is not None and scaled.ok:
+        c_nodes = scale_nodes
+        l_nodes = scale_nodes if scaled.alpha_l is not None else _l_order(notes, nodes, curve_nodes, refine)
+    else:
+        c_nodes = _c_order(c_kind, c_location, alpha_c, a_c_ref, nodes, curve_nodes)
+        l_nodes = c_nodes if alpha_l is not None and alpha_l == alpha_c else _l_order(notes, nodes, curve_nodes,
+                                                                                        refine and alpha_l != a_l_grid)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
-                 alpha_c_location=c_location)
+                            alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
+                            alpha_l_nodes=None if alpha_l is None else l_nodes,
+                            scale_refinement={} if scaled is None else scaled.to_dict())
+
+
+def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_nodes: int) -> int:
+    """The order α_c was located at without a scale-aware refinement: the growth factor's crossing at its
+    location's order; a crossing at ``nodes`` where the Brent refinement gave it; else the curves' order (a branch
+    end, a table interpolation)."""
+    if kind == "competitor loses stability":
+        return int(location.get("nodes", curve_nodes))
+    return nodes if refined is not None and alpha_c == refined else curve_nodes
+
+
+def _l_order(notes: list[str], nodes: int, curve_nodes: int, refined: bool) -> int:
+    """The order α_l was located at (best effort from what the refinements said in ``notes``)."""
+    fell_back = any(n.startswith(("α_l refinement failed", "α_l refinement on the semantic branch failed"))
+                    or n.startswith(f"α_l refined at nodes = {curve_nodes}") for n in notes)
+    return nodes if refined and not fell_back else curve_nodes
 
 
 def zero_point_note(params: ModelParams, branches) -> str | None:
