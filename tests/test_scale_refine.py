@@ -2,6 +2,7 @@
 rule whose answer depends on the outer order: at the coarse order the semantic branch folds at 0.85 and crosses
 the uninformative point at 1.05; at order ≥ 16 it folds at 1.03, already below the uninformative point."""
 
+import dataclasses
 import math
 
 import pytest
@@ -76,6 +77,30 @@ def test_crossing_when_the_branch_is_born_above_the_competitor():
     assert r.alpha_c == pytest.approx(1.0, abs=2e-5)
     assert r.alpha_c_bracket[0] <= 1.0 <= r.alpha_c_bracket[1]
     assert r.alpha_l == pytest.approx(1.0, abs=2e-5)     # ε_g^sem crosses ε_lin at 1.0 too
+
+
+def test_a_competitor_that_fails_from_the_interpolated_start_is_solved_again_from_its_own():
+    """σ = 1.5 at order 16: the uninformative point between two converged neighbours did not converge from the
+    start interpolated between them (it does from its own start); Brent then found no crossing and the coarse
+    α_c was kept. Stand-in: the uninformative point fails from any warm start within 0.02 of the crossing."""
+    base = order_dependent(fold_fine=0.95)
+    retried = []
+
+    def solver(params, alpha, branch, *, init=None, max_steps=300, **kw):
+        s = base(params, alpha, branch, init=init, max_steps=max_steps, **kw)
+        if branch == "uninformative" and abs(alpha - 1.0) < 0.02:
+            if init is not None:
+                return dataclasses.replace(s, converged=False, iterations=max_steps, residual=1e-2,
+                                           status="not converged")
+            retried.append(alpha)
+        return s
+
+    br = _coarse(solver)
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok, r.reason
+    assert r.alpha_c_kind == "crossing" and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    assert retried
 
 
 def test_no_fine_semantic_point_is_a_failure_not_a_number():

@@ -40,6 +40,12 @@ SCALE_RTOL = 1e-4
 curves' 1e-5 (α = 1.0012: not converged after 68 iterations from a start 3e-3 away, then retried at order 32 for
 minutes), which declared a spurious end; e_t differences that decide α_c there are ~1e-4 relative and more."""
 
+SCALE_RETRY_STEPS = 240
+"""A competitor solve at the finer order that is not usable after ``MAX_STEPS`` from the interpolated start is
+solved once more from the model's own start with up to this many steps (σ = 1.5, α = 1.0121, order 16: the
+uninformative point from the start interpolated between 1.0034 and 1.1034 ended not converged after 69
+iterations, so Brent found no crossing and the coarse α_c was kept; from its own start it converges in 28)."""
+
 SCALE_END_XTOL = 4e-3
 """Resolution in α of the finer-order semantic branch's end (the engine's adaptive step halves 0.05 four times:
 a bracket of 3.1e-3), reported as α_c's bracket where α_c is that end."""
@@ -182,7 +188,7 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     known = {"semantic": fine + [p for p in coarse if p.alpha > top],
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
-                 stability=(comp,), rtol=SCALE_RTOL)
+                 stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS})
     low = fine[0]
     c_low = R.solve(comp, low.alpha)
     try:
