@@ -113,9 +113,10 @@ def test_no_fine_semantic_point_is_a_failure_not_a_number():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)      # one σ = 1.5 transition with the order-16 refinement: > 10 min on 2 cores
 def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves():
-    """σ = 1.5 (q ≈ 1 at the lines: order 16 needed). The old code kept the curves' (order 4) or the order-8
-    crossing (1.018), against order-16 solves where the semantic branch exists and is lower well below it. Now
+    """σ = 1.5 (q ≈ 1 at the lines: order 16 needed). The old code kept the curves' (order 4, 1.053) or the
+    order-8 crossing (1.018); at order 16 the crossing is at 1.0145 (docs/theory_general.md). Now
     α_c is located at order 16, and independent order-16 solves (semantic warm-started from an order-4 point at
     α = 1.2, no continuation; the uninformative point cold) 0.01 outside its bracket see the global minimum flip."""
     pytest.importorskip("attnphase.theory")
