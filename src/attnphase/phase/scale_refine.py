@@ -190,10 +190,8 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
                  stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS})
     low = fine[0]
-    c_low = R.solve(comp, low.alpha)
     try:
-        if point_state(c_low) not in comp_ok:
-            raise Unrefinable(f"{comp} at α={low.alpha:g}: {point_state(c_low).value}")
+        c_low = R.valid(comp, low.alpha)
         if low.e_t < c_low.e_t:
             if sem.end is None:
                 out.reason = (f"the semantic branch is below the {comp} point down to α = {low.alpha:g} at nodes = "
@@ -208,7 +206,7 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
             step = max(SCALE_STEP, 20 * xtol)
 
             def delta(a):
-                return R.valid("semantic", a).e_t - _accepted(R, comp, a, comp_ok).e_t
+                return R.valid("semantic", a).e_t - R.valid(comp, a).e_t
 
             r = local_root(delta, min(max(alpha_c, low.alpha), top), low.alpha, top, sign_below=+1.0, step=step,
                            xtol=xtol)
@@ -225,13 +223,6 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
                                      if b == comp and a < out.alpha_c and point_state(s) is PointState.UNSTABLE)
     _alpha_l(out, R, fine, alpha_l, eps_lin, alpha_hi, xtol)
     return _with_log(out, log, nodes)
-
-
-def _accepted(R, branch: str, a: float, ok):
-    s = R.solve(branch, a)
-    if point_state(s) not in ok:
-        raise Unrefinable(f"{branch} at α={a:g}: {point_state(s).value}")
-    return s
 
 
 def _alpha_l(out: ScaleRefinement, R, fine: list, alpha_l: float | None, eps_lin: float, alpha_hi: float,
