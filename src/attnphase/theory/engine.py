@@ -32,6 +32,7 @@ from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
 from .status import Status
+from .symmetry import stabiliser_projector
 from .zero_point import ZERO_Q, zero_point
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -268,13 +269,15 @@ def even_hats(h: Hats, rho: int) -> Hats:
 
 @lru_cache(maxsize=32)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
-                  even: bool = False, gauge: bool = True):
+                  even: bool = False, gauge: bool = True, m_proj: tuple | None = None):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
     per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
     (:func:`even_hats`) on the hats after pinning. ``gauge=False``: no gauge fixing at r > 1 (the map stays
     equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`).
+    ``m_proj`` (k×k, nested tuples): M̂ is projected onto the subspace a symmetry of the start fixes
+    (:func:`symmetry.stabiliser_projector`, ``M̂ → M̂ Π``; :func:`solve_batch`'s ``symmetric``).
 
     Returned as a :class:`attnphase.exported_programs.StoredProgram`: traced once with symbolic sizes
     (:data:`MAP_AXES`) and kept on disk, so that a fresh process loads the program instead of tracing it (the
@@ -282,6 +285,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
     docs/theory_general.md, "Fresh-process latency (issue 11, helper hA)")."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
+    Pi = None if m_proj is None else jnp.asarray(np.asarray(m_proj, float))
     offsets = PG.start_offsets(L, r)
 
     def one(xf, knobs, s, xi_all, y_all, h_prev):
@@ -289,6 +293,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
+        if Pi is not None:             # the start's symmetry: M̂ in its fixed subspace
+            hats = hats._replace(M_hat=hats.M_hat @ Pi)
         if gauge:                      # r < r*: the teacher-side gauge (θ in the first r teacher directions)
             hats = teacher_pin(hats)
         if even:
@@ -301,7 +307,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         return flatten(fx), CG.valid(x, hats, knobs), aux, out.h
 
     fn = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
-    static = (L, r, rs, k, A, P, branch, warm, even, gauge)
+    static = (L, r, rs, k, A, P, branch, warm, even, gauge, m_proj)
     return exported_programs.StoredProgram("engine._compiled_map", fn, static, MAP_AXES)
 
 
@@ -353,6 +359,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
                 backtrack: int | None = None, stability: bool = True, free_verdict: bool = True,
+                symmetric: bool | None = None,
                 progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
@@ -400,6 +407,15 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     status is ``ON_PINNED`` (no values; the pinned point's values in ``verdict``); else the status stays, with
     the evidence in ``verdict``.
 
+    ``symmetric``: on the positional branch (default None: on there, off elsewhere), M̂ is projected onto the
+    subspace fixed by the token exchanges that fix every start's M (:func:`symmetry.stabiliser_projector`;
+    none: no projection). The exact map keeps that subspace (it is equivariant), so its fixed points there
+    are fixed points; the projection only removes the QMC noise across it. Needed where the positional
+    branch leaves q = 0 along a degenerate direction (L = 3, A = 0.4 I + 0.2 J, P = I: M ⟂ (1, 1, 1), a
+    plane in which the map is isotropic to order |M|⁵): without it every scramble drifted along the plane
+    and λ = 0.09, α = 2 ended ``max_steps`` (docs/theory_general.md, "The engine next to a q = 0 onset").
+    ``iteration["m_symmetry"]`` records the exchanges (None: no projection).
+
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
     control starts a larger size, and at the end (the library prints nothing itself).
     """
@@ -438,11 +454,16 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     x0 = np.stack([start_vector(default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]),
                                                             lam=float(lm[i])), branch, al[i])
                                 if inits[i] is None else inits[i]) for i in range(B)])
+    m_sym = None
+    if symmetric or (symmetric is None and branch == "positional"):
+        m_sym = stabiliser_projector(params, [unflatten(x, params.r, params.k, params.r_star).M for x in x0])
     auto_damping = damping is None
     damping = default_damping(params, branch) if auto_damping else check_range("damping", damping, lo=0.0,
                                                                              lo_open=True, hi=1.0)
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even), backtrack, auto_damping=auto_damping)
+               significance, bool(even), backtrack, auto_damping=auto_damping,
+               m_proj=None if m_sym is None else tuple(map(tuple, np.round(m_sym[0], 15).tolist())),
+               m_fixed_by=None if m_sym is None else tuple(m_sym[1]))
     if progress is not None:
         progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
                                      qmc_config.target, points_pending=B))
@@ -714,6 +735,8 @@ class _Job:
     backtrack: int = 0
     jump_rtol: float = fixed_point.JUMP_RTOL
     auto_damping: bool = False
+    m_proj: tuple | None = None
+    m_fixed_by: tuple | None = None
 
     def point_params(self, i: int) -> ModelParams:
         """The model of the batch's point ``i`` (its ω, σ, λ)."""
@@ -733,7 +756,8 @@ class _Job:
         n = x0.shape[-1]
         blocks = shapes(r, k, rs)
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, cfg))
-        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even) for w in (False, True)}
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even, m_proj=self.m_proj)
+                for w in (False, True)}
         row_knobs = np.stack([np.repeat(v[pts], S) for v in (self.al, self.om, self.sg, self.lm)])   # (4, b·S)
         sig_flat = np.repeat(self.sg[pts], S)
         X = x0.reshape(b * S, n)
@@ -833,7 +857,9 @@ class _Job:
                 "damping_scrambles": [float(v) for v in run.damping[sl]],
                 "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
                 "failed_scrambles": failed, "restarted_scrambles": restarted,
-                "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps}
+                "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps,
+                "m_symmetry": None if self.m_fixed_by is None else
+                {"exchanges": [list(pi) for pi in self.m_fixed_by], "projector": [list(v) for v in self.m_proj]}}
 
 
 def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params: ModelParams,
