@@ -810,13 +810,14 @@ class _Job:
                 return fx, ok, {**aux, fixed_point.FULL_TIER: full}
 
             final = i_stage == len(stages) - 1
+            newton = _onset_newton(self, pts, S, F, sig_flat) if r == 1 else None
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=self.rtol if final else max(self.rtol, COARSE_RTOL),
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
                                       backtrack=self.backtrack, groups=np.arange(b * S) // S,
-                                      jump_rtol=self.jump_rtol)
+                                      jump_rtol=self.jump_rtol, newton=newton)
             if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
                 run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
                                       lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), S, params, self)
@@ -860,6 +861,68 @@ class _Job:
                 "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps,
                 "m_symmetry": None if self.m_fixed_by is None else
                 {"exchanges": [list(pi) for pi in self.m_fixed_by], "projector": [list(v) for v in self.m_proj]}}
+
+
+ZERO_FLOOR = 1e-2
+"""Lowest q a Newton step to q = 0 goes to, in units of ``ZERO_Q·σ²`` (:func:`_onset_newton`)."""
+
+
+def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarray):
+    """The ``newton`` hook of ``fixed_point.iterate`` for one stage of :meth:`_Job.run` (r = 1): a (point,
+    scramble) row whose residual crawls while q is small (:func:`.onset_newton.crawling`, next to an onset from
+    q = 0) gets Newton steps in √q (:func:`.onset_newton.newton_candidates`, the split rule's, on the state
+    (q, M, θ, V) with the branch's pinned components fixed), the forward differences of all such rows in one
+    batched call of the warm map ``F``; a step may fall to q = 0 only where the closed-form q = 0 point attracts
+    the branch (:func:`.onset_newton.zero_attracts`, per point, L·r* ≤ 6; else never more than half of √q).
+    Measured at L = 3, λ = 0.106 (0.2 % above the positional onset): docs/theory_general.md, "The engine next to
+    a q = 0 onset"."""
+    from .onset_newton import crawling, newton_candidates, zero_attracts
+    p = job.params
+    k, rs = p.k, p.r_star
+    n = 1 + k + rs + 1
+    free = np.ones(n, bool)
+    if "M_hat" in _PINNED[job.branch]:
+        free[1:1 + k] = False
+    if "theta_hat" in _PINNED[job.branch]:
+        free[1 + k:1 + k + rs] = False
+    nfree = int(free.sum())
+    total = len(pts) * S
+    attracts: dict[int, bool] = {}
+
+    def to_zero(j: int) -> bool:
+        if j not in attracts:
+            attracts[j] = zero_attracts(job.point_params(int(pts[j])), float(job.al[pts[j]]), job.branch)
+        return attracts[j]
+
+    def hook(X, FX, rows, hist):
+        cand = np.full_like(X, np.nan)
+        floor = ZERO_Q * sigma_rows ** 2
+        sel = np.array([i for i in np.nonzero(rows)[0] if X[i, 0] >= floor[i]
+                        and crawling(list(hist[i][np.isfinite(hist[i])]), float(X[i, 0]), float(sigma_rows[i]))], int)
+        if not len(sel):
+            return cand
+        rep = np.repeat(sel, nfree)
+
+        def batch(Xs):
+            out = []
+            for lo in range(0, len(Xs), total):
+                hi = min(lo + total, len(Xs))
+                fx, ok, _ = F(Xs[lo:hi], rep[lo:hi], np.zeros(hi - lo, bool))
+                out.append(np.where(np.asarray(ok)[:, None], fx, np.nan))
+            return np.concatenate(out)
+
+        cand[sel] = newton_candidates(batch, X[sel], FX[sel], free, [to_zero(i // S) for i in sel], v_index=n - 1)
+        # a step to q = 0 stops at ZERO_FLOOR·ZERO_Q σ² (the overlaps scaled with √q): from there the plain
+        # iteration settles at its round-off floor (q ~ 1e-15), which zero_q_record reports as the q = 0 point;
+        # a Newton step below it lands where the relative residual of M, θ is round-off and never converges
+        low = np.nonzero(np.isfinite(cand[:, 0]) & (cand[:, 0] < ZERO_FLOOR * floor))[0]
+        for i in low:
+            q_new = ZERO_FLOOR * floor[i]
+            cand[i, 1:n - 1] = X[i, 1:n - 1] * math.sqrt(q_new / X[i, 0])
+            cand[i, 0] = q_new
+        return cand
+
+    return hook
 
 
 def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params: ModelParams,
@@ -1070,7 +1133,7 @@ def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray, alpha: float
     closed = None
     if alpha is not None:
         try:
-            closed = zero_point(params, alpha).to_dict()
+            closed = zero_point(params, alpha, error=True).to_dict()
         except ValueError:
             closed = None
     return {"overlap": overlap, "value": value, "q": float(np.max(q)), "zero_q": True, "significant": False,
