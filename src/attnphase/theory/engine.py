@@ -874,8 +874,8 @@ def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarra
     (q, M, θ, V) with the branch's pinned components fixed), the forward differences of all such rows in one
     batched call of the warm map ``F``; a step may fall to q = 0 only where the closed-form q = 0 point attracts
     the branch (:func:`.onset_newton.zero_attracts`, per point, L·r* ≤ 6; else never more than half of √q).
-    Measured at L = 3, λ = 0.106 (0.2 % above the positional onset): docs/theory_general.md, "The engine next to
-    a q = 0 onset"."""
+    Measured at L = 3, λ = 0.106 (1.7 % above the positional onset: 58 steps, was ``max_steps``):
+    docs/theory_general.md, "The engine next to a q = 0 onset"."""
     from .onset_newton import crawling, newton_candidates, zero_attracts
     p = job.params
     k, rs = p.k, p.r_star

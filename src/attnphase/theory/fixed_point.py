@@ -153,7 +153,8 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     (> ``rtol``). 0: off (a fixed point needs ``residual < rtol``).
 
     ``newton``: ``newton(X, FX, rows, residuals) -> (B, n)`` may replace the next iterate of the ``rows`` (a
-    mask: active, evaluated validly) by its own candidate (NaN rows: keep the damped/Anderson step);
+    mask: active, evaluated validly) by its own candidate (NaN rows, or one ``admissible`` refuses: keep the
+    damped/Anderson step);
     ``residuals`` (B, it) is each row's residual history (NaN where it was not iterated). The engine's Newton
     steps in √q next to a q = 0 onset (``engine._onset_newton``, :mod:`.onset_newton`).
     """
@@ -290,7 +291,9 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         if newton is not None:
             cand = newton(X, FX, active & ~retry, res_log[:, :it])
             use = active & ~retry & np.all(np.isfinite(cand), axis=1)
-            X_new[use] = cand[use]
+            for b in np.nonzero(use)[0]:
+                if admissible is None or admissible(cand[b], b):
+                    X_new[b] = cand[b]
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
     return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings, at_jump=at_jump)
