@@ -78,7 +78,7 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     (``growth``: the largest growth factor there; None where the closed form does not apply), and below which λ
     a positional / semantic branch leaves it (growth factor 1 against m, θ; closed form, any L, r, r*, A, P
     with L·r* ≤ 6). ``closed_form`` (the engine's ``significance["closed_form"]``): the closed-form V and e_t,
-    quoted next to the QMC values. Used by the split rule and by the engine (``significance["zero_q"]``)."""
+    quoted next to the QMC values, with their integration error where the record has it. Used by the split rule and by the engine (``significance["zero_q"]``)."""
     import math
 
     from ..theory.zero_point import branch_onsets
@@ -91,7 +91,10 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     else:
         st = ("stable against every student direction" if growth <= 1.0 else "UNSTABLE (a saddle)") + \
             f" (largest growth factor {growth:.3g})"
-    cf = (f" (closed form: e_t = {closed_form['e_t']:.6g}, V = {closed_form['V']:.7g})"
+    err = (closed_form or {}).get("integration_error") or {}
+    cf = (f" (closed form: e_t = {closed_form['e_t']:.6g}" + (f" ± {err['e_t']:.1g}" if err else "")
+          + f", V = {closed_form['V']:.7g}" + (f" ± {err['V']:.1g}" if err else "")
+          + (f"; product Gauss–Hermite of order {closed_form['order']}" if err else "") + ")"
           if closed_form is not None else "")
     onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {_AGAINST[name]} = 1)"
               for name, lam in (branch_onsets(params, alpha) if closed else {}).items()]

@@ -586,7 +586,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         l_bound, l_reason = gap.bound, gap.reason
     if alpha_c is None and gm is not None:
         c_reason = _global_reason(gm, lo, hi) + "; " + c_reason
-    zero = zero_point_note(params, branches) if split_rule else None
+    zero = zero_point_note(params, branches)      # any solver (the split rule, the engine, a stand-in)
     if zero is not None:
         notes.append(zero)
         if alpha_c is None and not any(br.valid() for br in branches.values()):
@@ -640,13 +640,23 @@ def _l_order(notes: list[str], nodes: int, curve_nodes: int, refined: bool) -> i
     return nodes if refined and not fell_back else curve_nodes
 
 
+def at_zero_q(sol, sigma: float) -> bool:
+    """Whether a solved point is the q = 0 point: q = 0 exactly (the split rule reports it so) or below the
+    floor ``ZERO_Q·σ²`` (the QMC engine's q there is round-off, ~1e-22: ``engine.zero_q_record``)."""
+    from ..theory.zero_point import ZERO_Q
+    q = getattr(sol, "q", None)
+    return q is not None and math.isfinite(q) and abs(q) < ZERO_Q * sigma ** 2
+
+
 def zero_point_note(params: ModelParams, branches) -> str | None:
-    """Where the followed branches sit at the q = 0 point (the split rule reports it with q = 0 exactly:
-    :mod:`attnphase.theory.zero_point`, a strong ridge), one line saying so, with the point's stability and the
-    λ below which a positional (semantic) branch leaves it at the largest such α (growth factor 1 against m,
-    θ; it falls with α); None where no solved point is at q = 0."""
-    from ..theory.zero_point import branch_onsets, largest_growth
-    at = {b: sorted(p.alpha for p in list(br) + br.extra if getattr(p, "q", None) == 0.0)
+    """Where the followed branches sit at the q = 0 point (:mod:`attnphase.theory.zero_point`, a strong ridge;
+    :func:`at_zero_q`), one line saying so, with the point's stability and the λ below which a positional
+    (semantic) branch leaves it at the largest such α (growth factor 1 against m, θ; it falls with α); None
+    where no solved point is at q = 0. Any point solver (was: the split rule's only, so a transition through
+    another solver never quoted the onsets) and any L, A, P; the stability and onsets where L·r* ≤ 6 (the
+    closed form's range)."""
+    from ..theory.zero_point import MAX_DIMS, branch_onsets, largest_growth
+    at = {b: sorted(p.alpha for p in list(br) + br.extra if at_zero_q(p, params.sigma))
           for b, br in branches.items()}
     if not any(at.values()):
         return None
@@ -656,11 +666,12 @@ def zero_point_note(params: ModelParams, branches) -> str | None:
     where = "; ".join(f"{b} at {len(v)} α's in [{min(v):g}, {max(v):g}]" for b, v in at.items() if v)
     head = ("both branches collapse to q = 0 (the student Q = 0) wherever solved" if both
             else "q = 0 (the student Q = 0) reached") + f" ({where}); there e_t = α ε_g"
-    growth = largest_growth(params, top)
+    small = params.L * params.r_star <= MAX_DIMS
+    growth = largest_growth(params, top) if small else math.nan
     stab = (f"; the q = 0 point at α = {top:g} is " + ("stable" if growth <= 1 else "unstable")
             + f" (largest growth factor {growth:.3g})") if math.isfinite(growth) else ""
     onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g}"
-              for name, lam in branch_onsets(params, top).items()]
+              for name, lam in (branch_onsets(params, top) if small else {}).items()]
     return head + stab + (f"; at α = {top:g} " + ", ".join(onsets) + f" (here λ = {params.lam:g})"
                           if onsets else "")
 

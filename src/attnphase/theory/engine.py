@@ -32,6 +32,7 @@ from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
 from .status import Status
+from .symmetry import stabiliser_projector
 from .zero_point import ZERO_Q, zero_point
 
 BRANCHES = ("semantic", "positional", "uninformative", "free")
@@ -268,13 +269,15 @@ def even_hats(h: Hats, rho: int) -> Hats:
 
 @lru_cache(maxsize=32)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
-                  even: bool = False, gauge: bool = True):
+                  even: bool = False, gauge: bool = True, m_proj: tuple | None = None):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
     per structure and tier; jax caches its executables per shape (R, N). ``even``: the reflection ansatz
     (:func:`even_hats`) on the hats after pinning. ``gauge=False``: no gauge fixing at r > 1 (the map stays
     equivariant under ``Q → QO`` and smooth across the pinned subspaces: :mod:`.stability_general`).
+    ``m_proj`` (k×k, nested tuples): M̂ is projected onto the subspace a symmetry of the start fixes
+    (:func:`symmetry.stabiliser_projector`, ``M̂ → M̂ Π``; :func:`solve_batch`'s ``symmetric``).
 
     Returned as a :class:`attnphase.exported_programs.StoredProgram`: traced once with symbolic sizes
     (:data:`MAP_AXES`) and kept on disk, so that a fresh process loads the program instead of tracing it (the
@@ -282,6 +285,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
     docs/theory_general.md, "Fresh-process latency (issue 11, helper hA)")."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
+    Pi = None if m_proj is None else jnp.asarray(np.asarray(m_proj, float))
     offsets = PG.start_offsets(L, r)
 
     def one(xf, knobs, s, xi_all, y_all, h_prev):
@@ -289,6 +293,8 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         x = unflatten(xf, r, k, rs)
         out = CG.channel(x, knobs, xi, y, A_, P_, offsets, h_prev if warm else None)
         hats = _pin(out.hats, branch)
+        if Pi is not None:             # the start's symmetry: M̂ in its fixed subspace
+            hats = hats._replace(M_hat=hats.M_hat @ Pi)
         if gauge:                      # r < r*: the teacher-side gauge (θ in the first r teacher directions)
             hats = teacher_pin(hats)
         if even:
@@ -301,7 +307,7 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
         return flatten(fx), CG.valid(x, hats, knobs), aux, out.h
 
     fn = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
-    static = (L, r, rs, k, A, P, branch, warm, even, gauge)
+    static = (L, r, rs, k, A, P, branch, warm, even, gauge, m_proj)
     return exported_programs.StoredProgram("engine._compiled_map", fn, static, MAP_AXES)
 
 
@@ -353,6 +359,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
                 full_prox_every: int = FULL_PROX_EVERY,
                 significance: float = SIGNIFICANCE_K, even: bool | None = None,
                 backtrack: int | None = None, stability: bool = True, free_verdict: bool = True,
+                symmetric: bool | None = None,
                 progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """Solve the fixed point of MODEL.md §8 at a batch of points (α, ω, σ, λ) sharing (L, r, r*, A, P).
 
@@ -400,6 +407,15 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     status is ``ON_PINNED`` (no values; the pinned point's values in ``verdict``); else the status stays, with
     the evidence in ``verdict``.
 
+    ``symmetric``: on the positional branch (default None: on there, off elsewhere), M̂ is projected onto the
+    subspace fixed by the token exchanges that fix every start's M (:func:`symmetry.stabiliser_projector`;
+    none: no projection). The exact map keeps that subspace (it is equivariant), so its fixed points there
+    are fixed points; the projection only removes the QMC noise across it. Needed where the positional
+    branch leaves q = 0 along a degenerate direction (L = 3, A = 0.4 I + 0.2 J, P = I: M ⟂ (1, 1, 1), a
+    plane in which the map is isotropic to order |M|⁵): without it every scramble drifted along the plane
+    and λ = 0.09, α = 2 ended ``max_steps`` (docs/theory_general.md, "The engine next to a q = 0 onset").
+    ``iteration["m_symmetry"]`` records the exchanges (None: no projection).
+
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
     control starts a larger size, and at the end (the library prints nothing itself).
     """
@@ -438,11 +454,16 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     x0 = np.stack([start_vector(default_init(params.replace(omega=float(om[i]), sigma=float(sg[i]),
                                                             lam=float(lm[i])), branch, al[i])
                                 if inits[i] is None else inits[i]) for i in range(B)])
+    m_sym = None
+    if symmetric or (symmetric is None and branch == "positional"):
+        m_sym = stabiliser_projector(params, [unflatten(x, params.r, params.k, params.r_star).M for x in x0])
     auto_damping = damping is None
     damping = default_damping(params, branch) if auto_damping else check_range("damping", damping, lo=0.0,
                                                                              lo_open=True, hi=1.0)
     job = _Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even), backtrack, auto_damping=auto_damping)
+               significance, bool(even), backtrack, auto_damping=auto_damping,
+               m_proj=None if m_sym is None else tuple(map(tuple, np.round(m_sym[0], 15).tolist())),
+               m_fixed_by=None if m_sym is None else tuple(m_sym[1]))
     if progress is not None:
         progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
                                      qmc_config.target, points_pending=B))
@@ -714,6 +735,8 @@ class _Job:
     backtrack: int = 0
     jump_rtol: float = fixed_point.JUMP_RTOL
     auto_damping: bool = False
+    m_proj: tuple | None = None
+    m_fixed_by: tuple | None = None
 
     def point_params(self, i: int) -> ModelParams:
         """The model of the batch's point ``i`` (its ω, σ, λ)."""
@@ -733,7 +756,8 @@ class _Job:
         n = x0.shape[-1]
         blocks = shapes(r, k, rs)
         xi_all, y_all = (jnp.asarray(a) for a in _points(params, cfg))
-        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even) for w in (False, True)}
+        maps = {w: _compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even, m_proj=self.m_proj)
+                for w in (False, True)}
         row_knobs = np.stack([np.repeat(v[pts], S) for v in (self.al, self.om, self.sg, self.lm)])   # (4, b·S)
         sig_flat = np.repeat(self.sg[pts], S)
         X = x0.reshape(b * S, n)
@@ -786,13 +810,14 @@ class _Job:
                 return fx, ok, {**aux, fixed_point.FULL_TIER: full}
 
             final = i_stage == len(stages) - 1
+            newton = _onset_newton(self, pts, S, F, sig_flat) if r == 1 else None
             run = fixed_point.iterate(F, X, lambda X, Y: block_residual(X, Y, blocks, sig_flat),
                                       rtol=self.rtol if final else max(self.rtol, COARSE_RTOL),
                                       max_steps=self.max_steps, damping=damp, anderson=self.anderson,
                                       admissible=lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), history=hist,
                                       compact=True, full_every=self.full_prox_every, certify=final,
                                       backtrack=self.backtrack, groups=np.arange(b * S) // S,
-                                      jump_rtol=self.jump_rtol)
+                                      jump_rtol=self.jump_rtol, newton=newton)
             if final and self.backtrack:     # scrambles that failed restart from their point's converged ones
                 run = _restart_failed(run, F, lambda X, Y, rows: block_residual(X, Y, blocks, sig_flat[rows]),
                                       lambda v, i: _admissible(v, r, k, rs, sig_flat[i]), S, params, self)
@@ -833,7 +858,71 @@ class _Job:
                 "damping_scrambles": [float(v) for v in run.damping[sl]],
                 "halvings": int(np.max(run.halvings[sl])), "backtrack": self.backtrack, "anderson": self.anderson,
                 "failed_scrambles": failed, "restarted_scrambles": restarted,
-                "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps}
+                "jump_rtol": self.jump_rtol, "jump_scrambles": jumps, "max_steps": self.max_steps,
+                "m_symmetry": None if self.m_fixed_by is None else
+                {"exchanges": [list(pi) for pi in self.m_fixed_by], "projector": [list(v) for v in self.m_proj]}}
+
+
+ZERO_FLOOR = 1e-2
+"""Lowest q a Newton step to q = 0 goes to, in units of ``ZERO_Q·σ²`` (:func:`_onset_newton`)."""
+
+
+def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarray):
+    """The ``newton`` hook of ``fixed_point.iterate`` for one stage of :meth:`_Job.run` (r = 1): a (point,
+    scramble) row whose residual crawls while q is small (:func:`.onset_newton.crawling`, next to an onset from
+    q = 0) gets Newton steps in √q (:func:`.onset_newton.newton_candidates`, the split rule's, on the state
+    (q, M, θ, V) with the branch's pinned components fixed), the forward differences of all such rows in one
+    batched call of the warm map ``F``; a step may fall to q = 0 only where the closed-form q = 0 point attracts
+    the branch (:func:`.onset_newton.zero_attracts`, per point, L·r* ≤ 6; else never more than half of √q).
+    Measured at L = 3, λ = 0.106 (1.7 % above the positional onset: 58 steps, was ``max_steps``):
+    docs/theory_general.md, "The engine next to a q = 0 onset"."""
+    from .onset_newton import crawling, newton_candidates, zero_attracts
+    p = job.params
+    k, rs = p.k, p.r_star
+    n = 1 + k + rs + 1
+    free = np.ones(n, bool)
+    if "M_hat" in _PINNED[job.branch]:
+        free[1:1 + k] = False
+    if "theta_hat" in _PINNED[job.branch]:
+        free[1 + k:1 + k + rs] = False
+    nfree = int(free.sum())
+    total = len(pts) * S
+    attracts: dict[int, bool] = {}
+
+    def to_zero(j: int) -> bool:
+        if j not in attracts:
+            attracts[j] = zero_attracts(job.point_params(int(pts[j])), float(job.al[pts[j]]), job.branch)
+        return attracts[j]
+
+    def hook(X, FX, rows, hist):
+        cand = np.full_like(X, np.nan)
+        floor = ZERO_Q * sigma_rows ** 2
+        sel = np.array([i for i in np.nonzero(rows)[0] if X[i, 0] >= floor[i]
+                        and crawling(list(hist[i][np.isfinite(hist[i])]), float(X[i, 0]), float(sigma_rows[i]))], int)
+        if not len(sel):
+            return cand
+        rep = np.repeat(sel, nfree)
+
+        def batch(Xs):
+            out = []
+            for lo in range(0, len(Xs), total):
+                hi = min(lo + total, len(Xs))
+                fx, ok, _ = F(Xs[lo:hi], rep[lo:hi], np.zeros(hi - lo, bool))
+                out.append(np.where(np.asarray(ok)[:, None], fx, np.nan))
+            return np.concatenate(out)
+
+        cand[sel] = newton_candidates(batch, X[sel], FX[sel], free, [to_zero(i // S) for i in sel], v_index=n - 1)
+        # a step to q = 0 stops at ZERO_FLOOR·ZERO_Q σ² (the overlaps scaled with √q): from there the plain
+        # iteration settles at its round-off floor (q ~ 1e-15), which zero_q_record reports as the q = 0 point;
+        # a Newton step below it lands where the relative residual of M, θ is round-off and never converges
+        low = np.nonzero(np.isfinite(cand[:, 0]) & (cand[:, 0] < ZERO_FLOOR * floor))[0]
+        for i in low:
+            q_new = ZERO_FLOOR * floor[i]
+            cand[i, 1:n - 1] = X[i, 1:n - 1] * math.sqrt(q_new / X[i, 0])
+            cand[i, 0] = q_new
+        return cand
+
+    return hook
 
 
 def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params: ModelParams,
@@ -1044,7 +1133,7 @@ def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray, alpha: float
     closed = None
     if alpha is not None:
         try:
-            closed = zero_point(params, alpha).to_dict()
+            closed = zero_point(params, alpha, error=True).to_dict()
         except ValueError:
             closed = None
     return {"overlap": overlap, "value": value, "q": float(np.max(q)), "zero_q": True, "significant": False,

@@ -103,7 +103,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
             certify: bool = True, backtrack: int = 0, groups: np.ndarray | None = None,
-            jump_rtol: float = 0.0) -> Run:
+            jump_rtol: float = 0.0, newton: Callable | None = None) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -151,6 +151,12 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     ``jump_rtol``: then a fixed point of the map in the set-valued sense (the jump straddles ``x = F(x)``)
     lies within ``rtol`` of ``x``. ``Run.at_jump`` marks these rows; their ``residual`` is the jump's
     (> ``rtol``). 0: off (a fixed point needs ``residual < rtol``).
+
+    ``newton``: ``newton(X, FX, rows, residuals) -> (B, n)`` may replace the next iterate of the ``rows`` (a
+    mask: active, evaluated validly) by its own candidate (NaN rows, or one ``admissible`` refuses: keep the
+    damped/Anderson step);
+    ``residuals`` (B, it) is each row's residual history (NaN where it was not iterated). The engine's Newton
+    steps in √q next to a q = 0 onset (``engine._onset_newton``, :mod:`.onset_newton`).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -282,6 +288,12 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                 step = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300)
                 if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand, b)):
                     X_new[b] = cand
+        if newton is not None:
+            cand = newton(X, FX, active & ~retry, res_log[:, :it])
+            use = active & ~retry & np.all(np.isfinite(cand), axis=1)
+            for b in np.nonzero(use)[0]:
+                if admissible is None or admissible(cand[b], b):
+                    X_new[b] = cand[b]
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
     return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings, at_jump=at_jump)

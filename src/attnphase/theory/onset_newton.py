@@ -63,44 +63,68 @@ def zero_attracts(params: ModelParams, alpha: float, branch: str) -> bool:
 
 
 def _to_u(x: np.ndarray) -> np.ndarray:
+    """(…, n) states with q in component 0 → the same with u = √q there."""
     y = np.array(x, dtype=float)
-    y[0] = math.sqrt(max(float(x[0]), 0.0))
+    y[..., 0] = np.sqrt(np.maximum(np.asarray(x, float)[..., 0], 0.0))
     return y
 
 
 def _from_u(y: np.ndarray) -> np.ndarray:
     x = np.array(y, dtype=float)
-    x[0] = float(y[0]) ** 2
+    x[..., 0] = np.asarray(y, float)[..., 0] ** 2
     return x
 
 
-def newton_candidate(F, x: np.ndarray, fx: np.ndarray, free: np.ndarray, to_zero: bool) -> np.ndarray | None:
-    """One Newton step on ``G(u) = U(F(x(u))) − u`` over the ``free`` components, u = (√q, m, V, θ)
-    (module docstring); the Jacobian by forward differences of size :data:`FD_REL` (one evaluation of ``F``,
-    which returns ``(F(x), …)``, per free component). ``to_zero``: the step may fall to u = 0 (else u falls by
-    at most half). None where the step is not usable (a failed evaluation, a singular or non-finite system,
-    V leaving (V/2, 2V)), and at q = 0 itself (there V alone converges fast, and u = 0 is the root)."""
+def newton_candidates(F, X: np.ndarray, FX: np.ndarray, free: np.ndarray, to_zero, v_index: int = 2) -> np.ndarray:
+    """One Newton step per row on ``G(u) = U(F(x(u))) − u`` over the ``free`` components, u = x with √q in
+    component 0 (module docstring), for a batch of states ``X`` (B, n) with map values ``FX``; ``F`` maps a
+    batch (m, n) to its values (m, n) (one call for every row's forward differences, of size :data:`FD_REL`,
+    one per free component). ``to_zero`` (one bool or one per row): the step may fall to u = 0 (else u falls
+    by at most half). ``v_index``: the component holding V (the step must keep it in (V/2, 2V)). Returns the
+    candidates (B, n); a row is NaN where its step is not usable (a failed or non-finite evaluation, a singular
+    or non-finite system, V leaving (V/2, 2V)) and at q = 0 itself (there V alone converges fast, and u = 0 is
+    the root). The split rule calls it on one row, the QMC engine on its crawling (point, scramble) rows."""
+    X, FX = np.atleast_2d(np.asarray(X, float)), np.atleast_2d(np.asarray(FX, float))
+    B = X.shape[0]
+    zero = np.broadcast_to(np.asarray(to_zero, bool), (B,))
+    out = np.full_like(X, np.nan)
+    rows = np.nonzero(X[:, 0] > 0)[0]
+    if len(rows) < B:                       # q = 0 rows: no step (and no evaluations)
+        if len(rows):
+            out[rows] = newton_candidates(F, X[rows], FX[rows], free, zero[rows], v_index)
+        return out
     idx = np.nonzero(free)[0]
-    u = _to_u(x)
-    if not u[0] > 0:
-        return None
-    g = (_to_u(fx) - u)[idx]
-    J = np.empty((len(idx), len(idx)))
+    U = _to_u(X)
+    G = (_to_u(FX) - U)[:, idx]
+    dU = FD_REL * np.abs(U[:, idx]) + 1e-12                                   # (B, f)
+    Up = np.repeat(U[:, None, :], len(idx), axis=1)                           # (B, f, n)
+    Up[:, np.arange(len(idx)), idx] += dU
     try:
-        for col, i in enumerate(idx):
-            du = FD_REL * abs(u[i]) + 1e-12
-            up = u.copy()
-            up[i] += du
-            fp = F(_from_u(up))[0]
-            J[:, col] = ((_to_u(fp) - up)[idx] - g) / du
-        step = np.linalg.solve(J, -g)
-    except (FloatingPointError, np.linalg.LinAlgError):
-        return None
-    if not np.all(np.isfinite(step)):
-        return None
-    new = u.copy()
-    new[idx] += step
-    new[0] = abs(new[0]) if to_zero else max(abs(new[0]), 0.5 * u[0])
-    if not 0.5 * x[2] < new[2] < 2.0 * x[2]:
-        return None
-    return _from_u(new)
+        Fp = np.asarray(F(_from_u(Up.reshape(-1, X.shape[1]))), float).reshape(Up.shape)
+    except FloatingPointError:
+        return out
+    J = np.swapaxes((_to_u(Fp) - Up)[:, :, idx] - G[:, None, :], 1, 2) / dU[:, None, :]   # (B, f, f): ∂G_a/∂u_b
+    for b in range(B):
+        if not np.all(np.isfinite(J[b])):
+            continue
+        try:
+            step = np.linalg.solve(J[b], -G[b])
+        except np.linalg.LinAlgError:
+            continue
+        if not np.all(np.isfinite(step)):
+            continue
+        new = U[b].copy()
+        new[idx] += step
+        new[0] = abs(new[0]) if zero[b] else max(abs(new[0]), 0.5 * U[b, 0])
+        if 0.5 * X[b, v_index] < new[v_index] < 2.0 * X[b, v_index]:
+            out[b] = _from_u(new)
+    return out
+
+
+def newton_candidate(F, x: np.ndarray, fx: np.ndarray, free: np.ndarray, to_zero: bool) -> np.ndarray | None:
+    """:func:`newton_candidates` for one split-rule state u = (√q, m, V, θ), ``F`` returning ``(F(x), …)``; None
+    where the step is not usable."""
+    def batch(Xs):
+        return np.stack([F(x_)[0] for x_ in Xs])
+    cand = newton_candidates(batch, x, fx, free, to_zero)[0]
+    return cand if np.all(np.isfinite(cand)) else None

@@ -24,7 +24,7 @@ crosses 1 a positional (semantic) branch branches off q = 0.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -44,6 +44,9 @@ NODE_CAP = 2 ** 16
 """Largest product rule over the L·r* teacher coordinates (:func:`order_for`)."""
 MAX_DIMS = 6
 """The closed form is evaluated for L·r* ≤ MAX_DIMS (order 6 per coordinate at 6); beyond, ``ValueError``."""
+
+
+_ERROR_KEYS = ("V", "V_hat", "D", "eps_g", "e_t", "growth_q", "growth_m", "growth_theta")
 
 
 def order_for(dims: int) -> int:
@@ -66,6 +69,13 @@ class ZeroPoint:
     growth_q: float
     growth_m: float
     growth_theta: float
+    order: int = 0
+    """Gauss–Hermite order per teacher coordinate the values were integrated with."""
+    integration_error: dict | None = None
+    """With ``zero_point(error=True)``: per quantity (V, V_hat, D, eps_g, e_t, growth factors) the estimate
+    ``|value(order) − value(order − 1)|`` of the product rule's error (an upper estimate where the orders
+    converge geometrically; measured at L·r* = 6 against scrambled Sobol points: docs/theory_general.md, "The
+    engine next to a q = 0 onset"); None otherwise."""
 
     @property
     def growth(self) -> float:
@@ -129,7 +139,7 @@ def _check_dims(params: ModelParams) -> None:
 
 
 def zero_point(params: ModelParams, alpha: float, order: int | None = None, tol: float = 1e-13,
-               max_steps: int = 500) -> ZeroPoint:
+               max_steps: int = 500, error: bool = False) -> ZeroPoint:
     """The q = 0 point (module docstring), any L, r, r*, A, P with L·r* ≤ :data:`MAX_DIMS`: v from
     ``v D(v) = σ²``, ``D(v) = λ − α σ² E tr K(v)``, by bisection on an interval bracketed upward from
     ``v = σ²/λ`` (D < λ where the teacher's self-weight exceeds 1/L), then the errors and the growth factors.
@@ -137,10 +147,14 @@ def zero_point(params: ModelParams, alpha: float, order: int | None = None, tol:
     where no admissible v solves it (D or an eigenvalue of I + vH reaching 0 first: ĥ = 0 is then no local
     prox minimum for some teachers) or L·r* is too large. Admissibility is necessary, not sufficient, for
     ĥ = 0 to be the global minimiser; the split rule's global search checks that
-    (:func:`attnphase.theory.solver._zero_solution`), the engine's its own."""
+    (:func:`attnphase.theory.solver._zero_solution`), the engine's its own. ``error``: the point is evaluated
+    at ``order − 1`` too and carries :attr:`ZeroPoint.integration_error` (twice the cost)."""
     _check_dims(params)
     L, rs = params.L, params.r_star
     order = order_for(L * rs) if order is None else int(order)
+    if error:
+        best, lower = (zero_point(params, alpha, o, tol, max_steps) for o in (order, order - 1))
+        return replace(best, integration_error={k: abs(getattr(best, k) - getattr(lower, k)) for k in _ERROR_KEYS})
     s2, lam, alpha = params.sigma ** 2, params.lam, float(alpha)
     hs, w, eta, U, eps_g = _setup(L, rs, float(params.sigma), float(params.omega), params.A, order)
     eta_min = float(eta.min())
@@ -185,7 +199,7 @@ def zero_point(params: ModelParams, alpha: float, order: int | None = None, tol:
     G_t = alpha * s2 * (hKh - float(w @ kappa.sum(axis=-1)) * np.eye(rs)) / D
     g_m = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (G_M + G_M.T))))) ** 2
     g_t = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (G_t + G_t.T))))) ** 2
-    return ZeroPoint(V, V_hat, D, eps_g, alpha * eps_g, g_q, g_m, g_t)
+    return ZeroPoint(V, V_hat, D, eps_g, alpha * eps_g, g_q, g_m, g_t, order)
 
 
 def _exists(params: ModelParams, alpha: float, lam: float) -> bool:
