@@ -1,0 +1,154 @@
+"""Replicon (de Almeida–Thouless) eigenvalue Λ_AT of the RS fixed points (issue 11, helper hC).
+
+Prediction written before measuring (docs/theory_general.md, "Replicon stability"): the smooth replicon
+Λ_AT is below 1 on the L = 2 branches (their finite-d Hessians have a bulk edge bounded away from 0); on the
+L = 3 positional side, the RS state closest to the finite-d glassy band (θ = 0 at the band's M) is the
+candidate for Λ_AT ≥ 1.
+
+Cases (σ = 0.5, λ = 0.01, ω = 0.3): L = 2 default, α ∈ {1, 2}, semantic / positional, by the split rule
+(orders 8 and 16) and by the QMC engine (4096 × 4) — the two integrators compared in the same run; L = 3,
+A = 0.4 I + 0.2 J, P = I, α ∈ {1, 2}, semantic / positional / uninformative (QMC 4096 × 4); L = 2, r = 2,
+r* = 1, α ∈ {1, 2}, semantic / positional (QMC 4096 × 4); the L = 3 constrained saddle point at the band's
+overlap M = 0.22 (2, −1, −1)/√6, α = 1, θ pinned and θ free (theory.constrained, QMC 1024 × 4 as in
+bench_constrained_L3). Output: docs/data/replicon/replicon.json (rows kept; ``--rerun`` recomputes) and the
+table block ``replicon`` in docs/theory_general.md (``--table``).
+
+Usage: python bench/bench_replicon.py [--only L2,L3,L2r2,constrained] [--rerun]; python bench/bench_replicon.py --table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from attnphase.model import ModelParams
+from attnphase.theory import replicon as RP
+from attnphase.theory.constrained import ThetaMode, solve_constrained
+from attnphase.theory.engine import QMCConfig, solve
+from attnphase.theory.solver import solve_point
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _docblock import write_block  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "data" / "replicon" / "replicon.json"
+DOC = ROOT / "docs" / "theory_general.md"
+A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+STRUCT = {"L2": ModelParams(), "L3": ModelParams(L=3, A=A3), "L2r2": ModelParams(r=2)}
+CFG = QMCConfig(points=4096, scrambles=4)
+CFG_CONSTRAINED = QMCConfig(points=1024, scrambles=4)
+M_BAND = 0.22
+
+
+def _load() -> dict:
+    return json.loads(OUT.read_text()) if OUT.exists() else {}
+
+
+def _save(rows: dict) -> None:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(rows, indent=1, default=float))
+
+
+def _plain(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if k != "matrix"}
+
+
+def split_row(alpha: float, branch: str) -> dict:
+    s = solve_point(STRUCT["L2"], alpha, branch, stability=False)
+    rec = RP.replicon_split(s)
+    return {"status": s.status, "q": s.q, "m": s.m, "theta": s.theta, "V": s.V, **_plain(rec)}
+
+
+def qmc_row(name: str, alpha: float, branch: str) -> dict:
+    s = solve(STRUCT[name], alpha, branch, qmc_config=CFG)
+    rec = RP.replicon(s)
+    v = s.values if s.values else {}
+    return {"status": s.status.value, **{k: float(v.get(k, math.nan)) for k in ("q", "m", "theta", "V", "e_t")},
+            **_plain(rec)}
+
+
+def constrained_row(mode: ThetaMode) -> dict:
+    u = np.array([2.0, -1.0, -1.0]) / math.sqrt(6.0)
+    kw = {"theta_seed": 0.02 * 0.25} if mode is ThetaMode.FREE else {}
+    (s,) = solve_constrained(STRUCT["L3"], 1.0, [M_BAND * u[None, :]], theta=mode, qmc_config=CFG_CONSTRAINED,
+                             **kw)
+    if not s.converged:
+        return {"status": s.status.value, "value": math.nan, "error": math.nan, "reason": "not converged"}
+    rec = RP.replicon_states(STRUCT["L3"], 1.0, s.per_scramble["state"], CFG_CONSTRAINED)
+    return {"status": s.status.value, **{k: float(s.values[k]) for k in ("q", "m", "theta", "V", "e_t")},
+            **_plain(rec)}
+
+
+def jobs(only: set[str]):
+    for name in ("L2",):
+        if name in only:
+            for a in (1.0, 2.0):
+                for br in ("semantic", "positional"):
+                    yield f"split|L2|{a:g}|{br}", lambda a=a, br=br: split_row(a, br)
+                    yield f"qmc|L2|{a:g}|{br}", lambda a=a, br=br: qmc_row("L2", a, br)
+    if "L3" in only:
+        for a in (1.0, 2.0):
+            for br in ("semantic", "positional", "uninformative"):
+                yield f"qmc|L3|{a:g}|{br}", lambda a=a, br=br: qmc_row("L3", a, br)
+    if "L2r2" in only:
+        for a in (1.0, 2.0):
+            for br in ("semantic", "positional"):
+                yield f"qmc|L2r2|{a:g}|{br}", lambda a=a, br=br: qmc_row("L2r2", a, br)
+    if "constrained" in only:
+        yield "constrained|L3|1|theta pinned, M = 0.22", lambda: constrained_row(ThetaMode.PINNED)
+        yield "constrained|L3|1|theta free, M = 0.22", lambda: constrained_row(ThetaMode.FREE)
+
+
+def _f(v, digits=3):
+    return "—" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}g}"
+
+
+def table(rows: dict) -> str:
+    out = ["<!-- replicon:begin (generated by bench/bench_replicon.py --table) -->",
+           "| integrator | model | α | branch | status | q | m | θ | V | Λ_AT (smooth) | stable | two-basin fraction | κ at ε = 1e-2, 3e-3, 1e-3 (1/σ² units) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key, r in rows.items():
+        integ, model, a, br = key.split("|")
+        lam = f"{_f(r.get('value'), 4)} ± {_f(r.get('error'), 2)}"
+        jump = ", ".join(f"{_f(j, 2)} ± {_f(e, 1)}" for j, e in zip(r.get("jump", []), r.get("jump_err", []))) \
+            or "—"
+        out.append(f"| {integ} | {model} | {a} | {br} | {r.get('status')} | {_f(r.get('q'), 4)} | {_f(r.get('m'), 3)} "
+                   f"| {_f(r.get('theta'), 3)} | {_f(r.get('V'), 4)} | {lam} | {r.get('stable')} "
+                   f"| {_f(r.get('two_basin'), 2)} | {jump} |")
+    out.append("<!-- replicon:end -->")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="L2,L3,L2r2,constrained")
+    ap.add_argument("--rerun", action="store_true")
+    ap.add_argument("--table", action="store_true")
+    a = ap.parse_args()
+    rows = _load()
+    if a.table:
+        text = table(rows)
+        print(text)
+        write_block(DOC, "replicon", text)
+        return
+    for key, job in jobs(set(a.only.split(","))):
+        if key in rows and not a.rerun:
+            continue
+        t = time.time()
+        try:
+            rows[key] = {**job(), "wall_s": time.time() - t}
+        except Exception as exc:  # noqa: BLE001 - recorded, never a silent number
+            rows[key] = {"status": "error", "reason": f"{type(exc).__name__}: {exc}", "wall_s": time.time() - t}
+        print(key, {k: rows[key].get(k) for k in ("status", "value", "error", "two_basin", "jump", "wall_s")},
+              flush=True)
+        _save(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The replicon at finite d: traces of the inverse Hessian of the training risk at L-BFGS minimisers against
+the RS prediction (issue 11, helper hC; docs/theory_general.md, "Replicon stability").
+
+RS prediction (derived in the docs): at the minimiser, with H the d×d Hessian of R(Q) (r = 1),
+``t₁ = (σ²/d) tr H⁻¹ → V`` and ``t₂ = (σ⁴/d) tr H⁻² → V²/(1 − Λ_AT)``, so ``Λ_d = 1 − t₁²/t₂`` is a finite-d
+estimate of the replicon eigenvalue (smooth part), available at ANY minimum, also one without an RS point (the
+L = 3 positional-start band). Prediction written before measuring: Λ_d matches the theory's Λ_AT within a few
+1e-2 on the L = 2 branches; on the L = 3 band Λ_d is closer to 1 than at the L = 3 semantic minimum.
+
+Each case: instance ``index`` of ``simulate`` (seed 0), float64 L-BFGS from the case's start (simulate's
+warm-up, gtol 1e-9), the full Hessian (:func:`attnphase.simulate.risk_hessian`), its spectrum. Output:
+docs/data/replicon/hessian_traces.json (rows kept). Usage: python bench/bench_replicon_hessian.py [--d 1000]
+[--instances 2] [--cases L2a2sem,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attnphase.model import ModelParams
+from attnphase.simulate import Instance, TrainConfig, initial_Q, instance, observables, risk_hessian, train
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "data" / "replicon" / "hessian_traces.json"
+A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+CASES = {  # name: (params, alpha, init)
+    "L2a2sem": (ModelParams(), 2.0, "semantic"),
+    "L2a2pos": (ModelParams(), 2.0, "positional"),
+    "L2a1sem": (ModelParams(), 1.0, "semantic"),
+    "L3a1sem": (ModelParams(L=3, A=A3), 1.0, "semantic"),
+    "L3a1pos": (ModelParams(L=3, A=A3), 1.0, "positional"),
+}
+
+
+def as64(inst: Instance) -> Instance:
+    return Instance(*(v.astype(jnp.float64) if jnp.issubdtype(v.dtype, jnp.floating) else v for v in inst))
+
+
+def run(name: str, d: int, index: int) -> dict:
+    params, alpha, init = CASES[name]
+    t0 = time.perf_counter()
+    with jax.enable_x64(True):
+        c = as64(instance(params, alpha=alpha, d=d, seed=0, index=index, x64=True))
+        cfg = TrainConfig(init=init, optimizer="lbfgs", x64=True, gtol=1e-9, max_iter=5000)
+        Q, it, gn, status = train(c, params, cfg, initial_Q(c, params, cfg))
+        g, H = risk_hessian(Q, c, params)
+        ev = np.linalg.eigvalsh(0.5 * (np.asarray(H) + np.asarray(H).T))
+        obs = observables(Q, c, params)
+    s2 = params.sigma ** 2
+    t1 = float(s2 * np.mean(1.0 / ev))
+    t2 = float(s2 * s2 * np.mean(1.0 / ev ** 2))
+    return {"case": name, "d": d, "instance": index, "status": status.value, "grad_norm": float(jnp.linalg.norm(g)),
+            **{k: float(obs[k]) for k in ("m", "theta", "q", "e_t")}, "lam_min": float(ev[0]),
+            "lam_max": float(ev[-1]), "t1_V": t1, "t2": t2, "Lambda_d": 1.0 - t1 * t1 / t2,
+            "wall_s": time.perf_counter() - t0}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--d", type=int, default=1000)
+    ap.add_argument("--instances", type=int, default=2)
+    ap.add_argument("--cases", default=",".join(CASES))
+    a = ap.parse_args()
+    rows = json.loads(OUT.read_text()) if OUT.exists() else []
+    done = {(r["case"], r["d"], r["instance"]) for r in rows}
+    for name in a.cases.split(","):
+        for i in range(a.instances):
+            if (name, a.d, i) in done:
+                continue
+            row = run(name, a.d, i)
+            print({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+            rows.append(row)
+            OUT.parent.mkdir(parents=True, exist_ok=True)
+            OUT.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
