@@ -73,14 +73,30 @@ def qmc_row(name: str, alpha: float, branch: str) -> dict:
             **_plain(rec)}
 
 
-def constrained_row(mode: ThetaMode) -> dict:
+CFG_RESAMPLE = QMCConfig(points=16384, scrambles=4, seed=100)
+
+
+def resampled_row(name: str, alpha: float, branch: str) -> dict:
+    """Λ_AT at the per-scramble states of the 4096 × 4 solve, each integrated on a fresh, 4× larger scramble
+    (seeds 100–103, 16384 points): the heavy tail of ‖J‖² (docs) needs more samples than the fixed point."""
+    s = solve(STRUCT[name], alpha, branch, qmc_config=CFG)
+    if s.status.value not in ("converged", "collapsed"):
+        return {"status": s.status.value, "value": math.nan, "error": math.nan, "reason": "no fixed point"}
+    rec = RP.replicon_states(STRUCT[name], alpha, s.scramble_x, CFG_RESAMPLE)
+    return {"status": s.status.value, **{k: float(s.values[k]) for k in ("q", "m", "theta", "V", "e_t")},
+            **_plain(rec)}
+
+
+def constrained_row(mode: ThetaMode, m: float = M_BAND, cfg_replicon: QMCConfig = CFG_CONSTRAINED) -> dict:
+    """The L = 3 constrained saddle point at M = m (2, −1, −1)/√6, α = 1 (1024 × 4), and Λ_AT at its
+    per-scramble states on ``cfg_replicon``'s points (its own points by default)."""
     u = np.array([2.0, -1.0, -1.0]) / math.sqrt(6.0)
     kw = {"theta_seed": 0.02 * 0.25} if mode is ThetaMode.FREE else {}
-    (s,) = solve_constrained(STRUCT["L3"], 1.0, [M_BAND * u[None, :]], theta=mode, qmc_config=CFG_CONSTRAINED,
+    (s,) = solve_constrained(STRUCT["L3"], 1.0, [m * u[None, :]], theta=mode, qmc_config=CFG_CONSTRAINED,
                              **kw)
     if not s.converged:
         return {"status": s.status.value, "value": math.nan, "error": math.nan, "reason": "not converged"}
-    rec = RP.replicon_states(STRUCT["L3"], 1.0, s.per_scramble["state"], CFG_CONSTRAINED)
+    rec = RP.replicon_states(STRUCT["L3"], 1.0, s.per_scramble["state"], cfg_replicon)
     return {"status": s.status.value, **{k: float(s.values[k]) for k in ("q", "m", "theta", "V", "e_t")},
             **_plain(rec)}
 
@@ -96,6 +112,13 @@ def jobs(only: set[str]):
         for a in (1.0, 2.0):
             for br in ("semantic", "positional", "uninformative"):
                 yield f"qmc|L3|{a:g}|{br}", lambda a=a, br=br: qmc_row("L3", a, br)
+    if "resampled" in only:
+        for a in (1.0, 2.0):
+            yield f"qmc 16384|L3|{a:g}|uninformative", lambda a=a: resampled_row("L3", a, "uninformative")
+        yield "qmc 16384|L2|1|semantic", lambda: resampled_row("L2", 1.0, "semantic")
+        for m in (0.1, M_BAND):
+            yield (f"constrained 16384|L3|1|theta pinned, M = {m:g}",
+                   lambda m=m: constrained_row(ThetaMode.PINNED, m, CFG_RESAMPLE))
     if "L2r2" in only:
         for a in (1.0, 2.0):
             for br in ("semantic", "positional"):
