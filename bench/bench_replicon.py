@@ -123,6 +123,9 @@ def jobs(only: set[str]):
         for a in (1.0, 2.0):
             for br in ("semantic", "positional"):
                 yield f"qmc|L2r2|{a:g}|{br}", lambda a=a, br=br: qmc_row("L2r2", a, br)
+    if "L2r2free" in only:            # the mixed point: where the r = 2 finite-d minimisers go (acceptance)
+        for a in (1.0, 2.0):
+            yield f"qmc|L2r2|{a:g}|free (mixed)", lambda a=a: qmc_row("L2r2", a, "free")
     if "constrained" in only:
         yield "constrained|L3|1|theta pinned, M = 0.22", lambda: constrained_row(ThetaMode.PINNED)
         yield "constrained|L3|1|theta free, M = 0.22", lambda: constrained_row(ThetaMode.FREE)
@@ -144,8 +147,29 @@ def table(rows: dict) -> str:
         out.append(f"| {integ} | {model} | {a} | {br} | {r.get('status')} | {_f(r.get('q'), 4)} | {_f(r.get('m'), 3)} "
                    f"| {_f(r.get('theta'), 3)} | {_f(r.get('V'), 4)} | {lam} | {r.get('stable')} "
                    f"| {_f(r.get('two_basin'), 2)} | {jump} |")
-    out.append("<!-- replicon:end -->")
+    out += ["", *hessian_table(rows), "<!-- replicon:end -->"]
     return "\n".join(out)
+
+
+THEORY_OF = {"L2a2sem": "split|L2|2|semantic", "L2a2pos": "split|L2|2|positional", "L2a1sem": "split|L2|1|semantic",
+             "L3a1sem": "qmc|L3|1|semantic", "L3a1pos": "qmc 16384|L3|1|uninformative"}
+"""The RS point each finite-d case is compared with (the L = 3 band has none: its θ = 0 sector's point, the
+uninformative one onto which the positional branch collapses)."""
+
+
+def hessian_table(rows: dict) -> list[str]:
+    """Finite-d traces of the inverse Hessian (bench_replicon_hessian.py) against the theory's V and Λ_AT."""
+    path = OUT.parent / "hessian_traces.json"
+    if not path.exists():
+        return []
+    out = ["| case | d | instance | m | θ | e_t | λ_min | t₁ = (σ²/d) tr H⁻¹ | theory V | Λ_d = 1 − t₁²/t₂ | theory Λ_AT |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for h in json.loads(path.read_text()):
+        th = rows.get(THEORY_OF.get(h["case"], ""), {})
+        out.append(f"| {h['case']} | {h['d']} | {h['instance']} | {h['m']:.3f} | {h['theta']:.3f} | {h['e_t']:.6f} "
+                   f"| {h['lam_min']:.2e} | {h['t1_V']:.2f} | {_f(th.get('V'), 4)} | {h['Lambda_d']:.3f} "
+                   f"| {_f(th.get('value'), 3)} ± {_f(th.get('error'), 2)} |")
+    return out
 
 
 def main() -> None:
