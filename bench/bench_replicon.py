@@ -152,9 +152,9 @@ def table(rows: dict) -> str:
 
 
 THEORY_OF = {"L2a2sem": "split|L2|2|semantic", "L2a2pos": "split|L2|2|positional", "L2a1sem": "split|L2|1|semantic",
-             "L3a1sem": "qmc|L3|1|semantic", "L3a1pos": "qmc 16384|L3|1|uninformative"}
-"""The RS point each finite-d case is compared with (the L = 3 band has none: its θ = 0 sector's point, the
-uninformative one onto which the positional branch collapses)."""
+             "L3a1sem": "qmc|L3|1|semantic", "L3a1pos": "constrained 16384|L3|1|theta pinned, M = 0.22"}
+"""The RS point each finite-d case is compared with (the L = 3 band has no RS fixed point: the θ = 0 sector's
+constrained saddle point at the band's M = 0.22)."""
 
 
 def hessian_table(rows: dict) -> list[str]:
@@ -162,13 +162,17 @@ def hessian_table(rows: dict) -> list[str]:
     path = OUT.parent / "hessian_traces.json"
     if not path.exists():
         return []
-    out = ["| case | d | instance | m | θ | e_t | λ_min | t₁ = (σ²/d) tr H⁻¹ | theory V | Λ_d = 1 − t₁²/t₂ | theory Λ_AT |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| case | d | instance | m | θ | e_t | λ_min | t₁ = (σ²/d) tr H⁻¹ | theory V | Λ_d = 1 − t₁²/t₂ "
+           "| Λ_d without λ_min (its share of t₂) | theory Λ_AT |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for h in json.loads(path.read_text()):
         th = rows.get(THEORY_OF.get(h["case"], ""), {})
+        s2 = 0.25                      # σ² of every case (σ = 0.5)
+        low2 = s2 * s2 / h["d"] / h["lam_min"] ** 2
+        t1, t2 = h["t1_V"] - s2 / h["d"] / h["lam_min"], h["t2"] - low2
         out.append(f"| {h['case']} | {h['d']} | {h['instance']} | {h['m']:.3f} | {h['theta']:.3f} | {h['e_t']:.6f} "
                    f"| {h['lam_min']:.2e} | {h['t1_V']:.2f} | {_f(th.get('V'), 4)} | {h['Lambda_d']:.3f} "
-                   f"| {_f(th.get('value'), 3)} ± {_f(th.get('error'), 2)} |")
+                   f"| {1 - t1 * t1 / t2:.3f} ({low2 / h['t2']:.2f}) | {_f(th.get('value'), 3)} ± {_f(th.get('error'), 2)} |")
     return out
 
 

@@ -67,7 +67,7 @@ def run(name: str, d: int, index: int) -> dict:
     t2 = float(s2 * s2 * np.mean(1.0 / ev ** 2))
     return {"case": name, "d": d, "instance": index, "status": status.value, "grad_norm": gnorm,
             **{k: float(obs[k]) for k in ("m", "theta", "q", "e_t")}, "lam_min": float(ev[0]),
-            "lam_max": float(ev[-1]), "t1_V": t1, "t2": t2, "Lambda_d": 1.0 - t1 * t1 / t2,
+            "lam_max": float(ev[-1]), "lam_lowest": [float(v) for v in ev[:20]], "t1_V": t1, "t2": t2, "Lambda_d": 1.0 - t1 * t1 / t2,
             "wall_s": time.perf_counter() - t0}
 
 
@@ -77,15 +77,17 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=2)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--indices", default=None, help="comma-separated instance indices (overrides the defaults)")
+    ap.add_argument("--rerun", action="store_true", help="recompute rows already in the JSON (replacing them)")
     a = ap.parse_args()
     rows = json.loads(OUT.read_text()) if OUT.exists() else []
     done = {(r["case"], r["d"], r["instance"]) for r in rows}
     for name in a.cases.split(","):
         idx = [int(v) for v in a.indices.split(",")] if a.indices else INDICES.get(name, range(a.instances))
         for i in idx:
-            if (name, a.d, i) in done:
+            if (name, a.d, i) in done and not a.rerun:
                 continue
             row = run(name, a.d, i)
+            rows = [r for r in rows if (r["case"], r["d"], r["instance"]) != (name, a.d, i)]
             print({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
             rows.append(row)
             OUT.parent.mkdir(parents=True, exist_ok=True)
