@@ -123,6 +123,8 @@ def jobs(only: set[str]):
         for a in (1.0, 2.0):
             for br in ("semantic", "positional"):
                 yield f"qmc|L2r2|{a:g}|{br}", lambda a=a, br=br: qmc_row("L2r2", a, br)
+    if "L2r2resampled" in only:
+        yield "qmc 16384|L2r2|1|positional", lambda: resampled_row("L2r2", 1.0, "positional")
     if "L2r2free" in only:            # the mixed point: where the r = 2 finite-d minimisers go (acceptance)
         for a in (1.0, 2.0):
             yield f"qmc|L2r2|{a:g}|free (mixed)", lambda a=a: qmc_row("L2r2", a, "free")
