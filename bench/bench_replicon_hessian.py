@@ -8,7 +8,8 @@ L = 3 positional-start band). Prediction written before measuring: Λ_d matches 
 1e-2 on the L = 2 branches; on the L = 3 band Λ_d is closer to 1 than at the L = 3 semantic minimum.
 
 Each case: instance ``index`` of ``simulate`` (seed 0, float32 draws), simulate's float32 L-BFGS from the case's
-start, polished in float64 (L-BFGS, gtol 1e-9, no warm-up; as bench_L3_cluster_hessian), the full Hessian (:func:`attnphase.simulate.risk_hessian`), its spectrum. Output:
+start, polished in float64 (L-BFGS, gtol 1e-9, no warm-up; as bench_L3_cluster_hessian), the full Hessian
+(:func:`attnphase.simulate.risk_hessian`), its spectrum. Output:
 docs/data/replicon/hessian_traces.json (rows kept). Usage: python bench/bench_replicon_hessian.py [--d 1000]
 [--instances 2] [--cases L2a2sem,...]
 """
@@ -67,7 +68,8 @@ def run(name: str, d: int, index: int) -> dict:
     t2 = float(s2 * s2 * np.mean(1.0 / ev ** 2))
     return {"case": name, "d": d, "instance": index, "status": status.value, "grad_norm": gnorm,
             **{k: float(obs[k]) for k in ("m", "theta", "q", "e_t")}, "lam_min": float(ev[0]),
-            "lam_max": float(ev[-1]), "lam_lowest": [float(v) for v in ev[:20]], "t1_V": t1, "t2": t2, "Lambda_d": 1.0 - t1 * t1 / t2,
+            "lam_max": float(ev[-1]), "lam_lowest": [float(v) for v in ev[:20]], "t1_V": t1, "t2": t2,
+            "Lambda_d": 1.0 - t1 * t1 / t2,
             "wall_s": time.perf_counter() - t0}
 
 

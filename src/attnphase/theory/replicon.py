@@ -18,6 +18,7 @@ minimiser: ``(σ⁴/d) tr H⁻² = V²/(1 − Λ_AT)`` (r = 1), so ``Λ_AT → 1
 basins (the switching set, MODEL.md §7), the finite-temperature channel adds ``β p(1 − p) δg δgᵀ`` (δg = g₁ − g₂
 of the two basins), whose square integrates to ``β κ``: at zero temperature Λ_AT is infinite as soon as the
 switching set carries probability. :func:`jump_matrix` estimates κ from the gap between the two lowest basins.
+The reported ``value`` is the smooth part (the one a minimum's Hessian sees); ``jump`` is κ.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 
 from . import channel_general as CG
 from . import prox_general as PG
-from .state import OrderParams, unflatten
+from .state import OrderParams, flatten, unflatten
 from .status import Status
 
 if TYPE_CHECKING:
@@ -104,10 +105,11 @@ def _terms(xf, knobs, xi, y, A, P, offsets, r, k, rs, windows):
     return K, Kj, frac, jnp.max(out.gn), jnp.mean(sep)
 
 
-_TERMS = {}
+_TERMS: dict = {}
 
 
 def _compiled_terms(L, r, rs, k, A, P, windows):
+    """:func:`_terms` jit-compiled once per structure (and gap windows)."""
     key = (L, r, rs, k, A, P, windows)
     if key not in _TERMS:
         A_, P_, off = np.asarray(A), np.asarray(P), PG.start_offsets(L, r)
@@ -120,7 +122,6 @@ def replicon_at(params, alpha: float, x: OrderParams, xi, y, windows: Sequence[f
     ``y`` (N, L, r*) (the engine's QMC points): ``value`` (largest eigenvalue), ``matrix`` (r²×r²),
     ``eigenvector`` (r×r), ``jump`` (κ(ε) per window ε of :data:`GAP_WINDOWS`), ``gap_fraction`` (samples with
     a second basin within ε σ²), ``two_basin`` (samples with a second basin at all), ``max_grad``."""
-    from .state import flatten
     L, r, rs, k = params.L, params.r, params.r_star, params.k
     fn = _compiled_terms(L, r, rs, k, params.A, params.P, tuple(windows))
     with jax.enable_x64(True):
