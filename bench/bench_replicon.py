@@ -168,7 +168,8 @@ def hessian_table(rows: dict) -> list[str]:
     out = ["| case | d | instance | m | θ | e_t | λ_min | t₁ = (σ²/d) tr H⁻¹ | theory V | Λ_d = 1 − t₁²/t₂ "
            "| Λ_d without λ_min (its share of t₂) | theory Λ_AT |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for h in json.loads(path.read_text()):
+    order = list(THEORY_OF)
+    for h in sorted(json.loads(path.read_text()), key=lambda h: (order.index(h["case"]), h["d"], h["instance"])):
         th = rows.get(THEORY_OF.get(h["case"], ""), {})
         s2 = 0.25                      # σ² of every case (σ = 0.5)
         low2 = s2 * s2 / h["d"] / h["lam_min"] ** 2
