@@ -119,6 +119,20 @@ def _engine_zero_growth(params, alpha: float) -> float | None:
     return largest_growth(params, alpha) if _closed_form_applies(params) else None
 
 
+def _replicon_record(sol, how: str) -> dict:
+    """value, error, stable (and the reason where there is no value) of :mod:`attnphase.theory.replicon`."""
+    from ..theory import replicon as RP
+    rec = RP.replicon(sol) if how == "qmc" else RP.replicon_split(sol)
+    return {k: rec.get(k) for k in ("value", "error", "stable", "integrator", "reason")}
+
+
+def _replicon_text(rec: dict) -> str:
+    if rec["reason"]:
+        return f"not evaluated: {rec['reason']}"
+    verdict = {True: "RS stable", False: "RS unstable", None: "undecided"}[rec["stable"]]
+    return f"{rec['value']:.4g} ± {rec['error']:.2g} ({verdict})"
+
+
 @theory_app.command("point")
 def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α = n/d > 0."),
           omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
@@ -129,7 +143,11 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           nodes: int = typer.Option(None, "--nodes", help=NODES_HELP),
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
           qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt, qmc_target: float = TargetOpt,
-          json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
+          json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+          replicon: bool = typer.Option(False, "--replicon", help="Also the replicon (de Almeida-Thouless) "
+                                        "eigenvalue of the RS fixed point: 'replicon' = value, error, stable "
+                                        "(RS locally stable iff < 1; docs/theory_general.md, 'Replicon "
+                                        "stability').")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
@@ -171,6 +189,9 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
         converged, status = s.converged, s.status
+    if replicon:
+        d["replicon"] = _replicon_record(g if how == "qmc" else s, how)
+        rows.append(["replicon", _replicon_text(d["replicon"])])
     if json_out:
         emit_json(d)
     else:

@@ -83,19 +83,26 @@ def fields(x: OrderParams, sigma, xi, y, P):
     return w, hs, R
 
 
-def dg_domega(hess, Vinv):
-    """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}) at the minimiser ĥ of one sample, by the
-    implicit-function theorem: ``∂ĥ/∂ω = H⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``H = K + ∇²ℓ`` the Hessian of the Moreau
-    objective at ĥ (``hess``: n × n nested list, n = L r, as the prox returns it, :class:`prox_general.ProxOut`),
-    ``∂g/∂ω = K(∂ĥ/∂ω − I)``. A pivoted solve (LU): H may be indefinite where the Newton stopped off a strict
-    minimum (a collapsing branch), where an unpivoted LDLᵀ could meet a zero pivot."""
+def dg_full(hess, Vinv):
+    """The whole Jacobian ``∂g/∂ω`` (n × n, n = L r, row-major in (l, i): entry ((l, a), (l', b)) =
+    ∂g_{l,a}/∂ω_{l',b}) at the minimiser ĥ of one sample, by the implicit-function theorem:
+    ``∂ĥ/∂ω = H⁻¹K``, ``K = I_L ⊗ V⁻¹``, ``H = K + ∇²ℓ`` the Hessian of the Moreau objective at ĥ (``hess``:
+    n × n nested list, as the prox returns it, :class:`prox_general.ProxOut`), ``∂g/∂ω = K(∂ĥ/∂ω − I)``
+    (symmetric: ``K H⁻¹ K − K``). A pivoted solve (LU): H may be indefinite where the Newton stopped off a
+    strict minimum (a collapsing branch), where an unpivoted LDLᵀ could meet a zero pivot."""
     r = Vinv.shape[0]
     H = jnp.stack([jnp.stack(row) for row in hess])
     n = H.shape[0]
-    L = n // r
-    K = jnp.kron(jnp.eye(L), Vinv)
-    dg = K @ (jnp.linalg.solve(H, K) - jnp.eye(n))
-    return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(L))
+    K = jnp.kron(jnp.eye(n // r), Vinv)
+    return K @ (jnp.linalg.solve(H, K) - jnp.eye(n))
+
+
+def dg_domega(hess, Vinv):
+    """``Σ_l ∂g_l/∂ω_l`` (r×r, entry (a, b) = ∂g_{l,a}/∂ω_{l,b}): the diagonal token blocks of
+    :func:`dg_full`."""
+    r = Vinv.shape[0]
+    dg = dg_full(hess, Vinv)
+    return sum(dg[l * r:(l + 1) * r, l * r:(l + 1) * r] for l in range(dg.shape[0] // r))
 
 
 def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
@@ -112,18 +119,26 @@ def v_hat(x: OrderParams, alpha, theta_hat, g, xi, dg):
     return 0.5 * (V_hat + V_hat.T), 0.5 * (deriv + deriv.T)
 
 
+def minimisers(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets, h_prev=None):
+    """Fields ω, h*, R (:func:`fields`), the teacher T per sample and the prox at every QMC point: the global
+    multi-start :func:`prox_general.prox_pair`, or with ``h_prev`` (N, 2, L, r) the warm
+    :func:`prox_general.prox_warm` (a :class:`prox_general.ProxOut` batched over the N points)."""
+    sigma2 = knobs.sigma ** 2
+    w, hs, R = fields(x, knobs.sigma, xi, y, P)
+    T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
+    if h_prev is None:
+        out = jax.vmap(PG.prox_pair, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2, offsets)
+    else:
+        out = jax.vmap(PG.prox_warm, in_axes=(0, 0, 0, None, None))(h_prev, w, T, x.V, sigma2)
+    return w, hs, R, T, out
+
+
 def channel(x: OrderParams, knobs: Knobs, xi, y, A, P, offsets, h_prev=None) -> ChannelOut:
     """Hats (MODEL.md §8): ``q̂ = α E[gᵀg]``, ``M̂ = α E[gᵀP]``, ``θ̂ = α E[gᵀy] R⁻¹`` and V̂ by :func:`v_hat`
     (Stein on the range of q, derivative form on its null space), with ``g = (ĥ − ω) V⁻¹``. ĥ is the global
     multi-start prox, or with ``h_prev`` (N, 2, L, r) the warm one (:func:`prox_general.prox_warm`)."""
     alpha, sigma2 = knobs.alpha, knobs.sigma ** 2
-    w, hs, R = fields(x, knobs.sigma, xi, y, P)
-    T = jax.vmap(PG.teacher, in_axes=(0, None, None))(hs, knobs.omega, A)
-    if h_prev is None:
-        h, Fmin, gn, h2, hess = jax.vmap(PG.prox_pair, in_axes=(0, 0, 0, None, None, None))(w, hs, T, x.V, sigma2,
-                                                                                           offsets)
-    else:
-        h, Fmin, gn, h2, hess = jax.vmap(PG.prox_warm, in_axes=(0, 0, 0, None, None))(h_prev, w, T, x.V, sigma2)
+    w, hs, R, T, (h, Fmin, gn, h2, hess) = minimisers(x, knobs, xi, y, A, P, offsets, h_prev)
     Vinv = jnp.linalg.inv(x.V)
     g = (h - w) @ Vinv
     mean = lambda a: jnp.mean(a, axis=0)  # noqa: E731
