@@ -137,7 +137,8 @@ def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_
     """Stand-in branch end at α = 2.6 (every semantic solve below it fails), two failed points of one model
     (α = 1.5, 0.5): ONE descent (from α = 4, for α = 1.5) brackets the end within ``DOWN_BRACKET_TOL``,
     with no α solved twice after it failed and never a step below a failure; α = 0.5 gets its bracket
-    with no solve (status ``not_tried``); every step is reported to ``progress`` as a ``"continuation"``.
+    with no solve (status ``not_tried``); every step is reported to ``progress`` as a ``"continuation"``, each
+    retry from another start as a ``"start"``.
     Before: each point descended on its own (the same failed α solved for both, and again after the ratio
     regrew), the bracket ≈ 2.6 % wide, no progress."""
     real = engine._Job.run
@@ -170,3 +171,4 @@ def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_
     notes = [r.note for r in reports if r.stage == "continuation"]
     assert len(notes) == ends[0]["steps"] + 1 and notes[-1].endswith("bracketed"), notes
     assert "end between" in notes[-1] and notes[0].startswith("continuation from α = 4 to 1.5: started")
+    assert any(r.stage == "start" and "solving again from start 2" in r.describe() for r in reports)

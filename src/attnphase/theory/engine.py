@@ -451,7 +451,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
         cold = [i for i in range(B) if inits[i] is None]
-        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config, progress)
         sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config, progress)
         sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
         sols, xs, hist = _continue_down_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
@@ -479,10 +479,12 @@ RETRY = (Status.MAX_STEPS, Status.INVALID_STATE, Status.DIVERGED)
 :func:`starts.start_candidates` (the other statuses are verdicts: converged, not_significant, collapsed)."""
 
 
-def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+                  progress=None):
     """Points of ``free`` (solved from the default start) whose solve failed (``RETRY``) go through the next
     start of :func:`starts.start_candidates` (one batch per start); a retry's result replaces the first only
-    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point."""
+    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point.
+    ``progress``: a ``"start"`` report before each batch."""
     sols = [replace(s, iteration={**(s.iteration or {}), "start": "model" if i in free else "given"})
             for i, s in enumerate(sols)]
     S = cfg.scrambles
@@ -500,6 +502,9 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
                 x0.append(start_vector(cand[n][1]))
         if not todo:
             break
+        if progress is not None:
+            progress(resolution.Progress("start", cfg.points, cfg.scrambles, math.nan, cfg.target, note=(
+                f"{len(todo)} point(s) failed: solving again from start {n + 1} ({', '.join(sorted(set(names)))})")))
         new, nx, nh = job.run(np.asarray(todo), np.repeat(np.stack(x0)[:, None, :], S, axis=1), cfg, cfg.stages)
         for j, i in enumerate(todo):
             if new[j].status in RETRY:
@@ -674,18 +679,17 @@ def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.nda
     for i in sorted(todo, key=lambda i: -job.al[i]):
         pending.setdefault(_down_key(job, i), []).append(i)
     reached: dict = {}                 # model → (α, mean state) of its last point reached
-    t0 = time.monotonic()
+    deadline = time.monotonic() + DOWN_MAX_WALL
     while pending:
         heads = {key: pts.pop(0) for key, pts in pending.items()}
-        left = DOWN_MAX_WALL - (time.monotonic() - t0)
-        if left <= 0:
+        if time.monotonic() >= deadline:
             why = f"the descents' wall cap ({DOWN_MAX_WALL:g} s) was spent"
             for key in list(pending):
                 for i in [heads[key]] + pending.pop(key):
                     sols[i] = _with_end(sols[i], _skipped_end(job, i, cfg, why))
             break
         sols, xs, hist, lads = _descend(job, list(heads.values()), [reached.get(key) for key in heads], sols, xs,
-                                        hist, cfg, left, progress)
+                                        hist, cfg, deadline, progress)
         for (key, i), lad in zip(heads.items(), lads):
             if lad.reached:
                 reached[key] = (float(job.al[i]), np.repeat(_aligned_mean(xs[i], job.params), cfg.scrambles, 0))
@@ -702,10 +706,10 @@ def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.nda
 
 
 def _descend(job: "_Job", todo: list[int], starts_at: list, sols: list, xs: np.ndarray, hist: tuple,
-             cfg: QMCConfig, wall: float, progress):
+             cfg: QMCConfig, deadline: float, progress):
     """One round of :func:`_continue_down_in_alpha`: each point of ``todo`` from ``starts_at[j]`` ((α, state)
     of a point reached above it) or, where None, from its own solve at max(``DOWN_FACTOR`` × α, 4); the
-    ladders share ``wall`` seconds. Returns (sols, xs, hist, ladders)."""
+    ladders stop at ``deadline`` (``time.monotonic``). Returns (sols, xs, hist, ladders)."""
     sub = _ladder_points(job, todo)
     full = replace(cfg, coarse=0, target=0.0)      # every step on all the points: the branch's end is soft
     origin = np.array([s[0] if s is not None else _down_top(job, i) for s, i in zip(starts_at, todo)])
@@ -723,7 +727,7 @@ def _descend(job: "_Job", todo: list[int], starts_at: list, sols: list, xs: np.n
             ok[j], state[j] = g[k_].status is Status.CONVERGED, np.repeat(_aligned_mean(st[k_], job.params),
                                                                          cfg.scrambles, 0)
     lads = [Ladder(float(job.al[i]), origin=float(origin[j]), started=bool(ok[j]), bracket_tol=DOWN_BRACKET_TOL,
-                   max_steps=DOWN_MAX_STEPS, max_wall=wall) for j, i in enumerate(todo)]
+                   max_steps=DOWN_MAX_STEPS, max_wall=deadline - time.monotonic()) for j, i in enumerate(todo)]
     sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full, from_mean=job.params,
                             progress=progress)
     return sols, xs, hist, lads

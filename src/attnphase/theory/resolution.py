@@ -107,7 +107,8 @@ class Progress:
     ``stage`` is ``"solve"`` (the first size, ``rse`` NaN: nothing measured yet), ``"grow"`` (a larger size is
     started for ``points_pending`` points whose worst relative s.e. ``rse`` of ``worst`` exceeds ``target``) or
     ``"done"`` (``rse``: the worst over the batch's converged points at their final sizes) or ``"continuation"``
-    (a continuation in α or scale took a step: ``note`` says which, :meth:`.ladder.Ladder.report`)."""
+    (a continuation in α or scale took a step: ``note`` says which, :meth:`.ladder.Ladder.report`) or ``"start"``
+    (failed points are solved again from other starts: ``note``)."""
 
     stage: str
     points: int
@@ -123,7 +124,7 @@ class Progress:
         size = f"QMC {self.points} x {self.scrambles}"
         if self.stage == "solve":
             return f"{size}: solving {self.points_pending} point(s)"
-        if self.stage == "continuation":
+        if self.stage in ("continuation", "start"):
             return f"{size}: {self.note}"
         err = f"worst relative s.e. {self.worst} {self.rse:.2g} (target {self.target:.2g})"
         if self.stage == "grow":
