@@ -133,6 +133,34 @@ def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():
     assert not up.down and up.next_value() == pytest.approx(3.0)
 
 
+def _ends_at_2_6(monkeypatch, seen=None):
+    """Stand-in: every semantic solve below α = 2.6 fails (``invalid_state``); ``seen`` collects (α, converged)
+    of the continuations' solves (at r = 1 only their jobs have the safeguard on)."""
+    real = engine._Job.run
+
+    def run(self, pts, *a, **kw):
+        sols, xs, hist = real(self, pts, *a, **kw)
+        bad = [s.alpha < 2.6 for s in sols]
+        if self.backtrack and seen is not None:
+            seen.extend((s.alpha, not b) for s, b in zip(sols, bad))
+        return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
+                for s, b in zip(sols, bad)], xs, hist
+
+    monkeypatch.setattr(engine._Job, "run", run)
+
+
+def test_the_descent_step_cap_is_said_in_the_branch_end(monkeypatch):
+    """``DOWN_MAX_STEPS`` = 2 (stand-in end at α = 2.6): the descent stops after 2 steps, ``branch_end`` says
+    ``step_cap`` and its note that the bracket is wider than the tolerance."""
+    _ends_at_2_6(monkeypatch)
+    monkeypatch.setattr(engine, "DOWN_MAX_STEPS", 2)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    g = solve(ModelParams(), 1.5, "semantic", qmc_config=cfg, stability=False)
+    end = g.iteration["branch_end"]
+    assert g.status is Status.INVALID_STATE and end["status"] == "step_cap" and end["steps"] == 2
+    assert "step cap 2: the bracket is wider than 0.01" in end["note"] and end["note"] == g.iteration["continuation"]
+
+
 def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_failure(monkeypatch):
     """Stand-in branch end at α = 2.6 (every semantic solve below it fails), two failed points of one model
     (α = 1.5, 0.5): ONE descent (from α = 4, for α = 1.5) brackets the end within ``DOWN_BRACKET_TOL``,
@@ -141,19 +169,8 @@ def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_
     retry from another start as a ``"start"``.
     Before: each point descended on its own (the same failed α solved for both, and again after the ratio
     regrew), the bracket ≈ 2.6 % wide, no progress."""
-    real = engine._Job.run
-    seen = []
-
-    def ends_at_2_6(self, pts, *a, **kw):
-        sols, xs, hist = real(self, pts, *a, **kw)
-        bad = [s.alpha < 2.6 for s in sols]
-        if self.backtrack:                    # r = 1: only the continuations' jobs have the safeguard on
-            seen.extend((s.alpha, not b) for s, b in zip(sols, bad))
-        return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
-                for s, b in zip(sols, bad)], xs, hist
-
-    monkeypatch.setattr(engine._Job, "run", ends_at_2_6)
-    reports = []
+    seen, reports = [], []
+    _ends_at_2_6(monkeypatch, seen)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     sols = solve_batch(ModelParams(), [1.5, 0.5], "semantic", qmc_config=cfg, stability=False,
                        progress=reports.append)
