@@ -588,7 +588,7 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
             new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
             for k, j in enumerate(grp):
                 ok = new[k].status is Status.CONVERGED
-                lads[j].record(v, ok)
+                lads[j].record(v, ok, None if ok else _step_failure(new[k]))
                 if ok:
                     state[j] = nx[k] if from_mean is None else np.repeat(_aligned_mean(nx[k], from_mean), S, 0)
                 if ok and final:
@@ -601,6 +601,13 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
             sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note(),
                                                   "continuation_started": lads[j].started})
     return sols, xs, (dX, dF)
+
+
+def _step_failure(sol: GeneralSolution) -> str:
+    """How a continuation's step failed, in a few words: status, failed scrambles, iterations, residual."""
+    bad = (sol.iteration or {}).get("failed_scrambles", [])
+    what = f"{sol.status.value}, {len(bad)} of {sol.qmc.scrambles} scrambles" if bad else sol.status.value
+    return f"{what}, {sol.iterations} iterations, residual {sol.residual:.2g}"
 
 
 def _ladder_progress(progress, cfg: QMCConfig):
@@ -736,7 +743,8 @@ def _descend(job: "_Job", todo: list[int], starts_at: list, sols: list, xs: np.n
 def _branch_end(lad: Ladder, cfg: QMCConfig) -> dict:
     """``iteration["branch_end"]`` of a descent that did not reach its point (:func:`_continue_down_in_alpha`)."""
     rec = {"between": None, "from": lad.origin, "status": lad.end.value, "steps": lad.steps,
-           "tried": [list(t) for t in lad.tried], "points": cfg.points, "scrambles": cfg.scrambles}
+           "tried": [list(t) for t in lad.tried], "failures": {f"{v:.6g}": w for v, w in lad.details.items()},
+           "points": cfg.points, "scrambles": cfg.scrambles}
     size = f"{cfg.points} × {cfg.scrambles} QMC points"
     if not lad.started:
         return {**rec, "note": f"no semantic fixed point at α = {lad.origin:g} either (its own starts failed): "
@@ -757,7 +765,8 @@ def _branch_end(lad: Ladder, cfg: QMCConfig) -> dict:
 def _skipped_end(job: "_Job", i: int, cfg: QMCConfig, why: str, end: dict | None = None) -> dict:
     """The ``branch_end`` of a point whose descent was not run: ``why``; ``end`` the record it inherits."""
     base = {"between": None, "from": None, "status": "not_tried", "steps": 0, "tried": [],
-            "points": cfg.points, "scrambles": cfg.scrambles} if end is None else {**end, "steps": 0, "tried": []}
+            "failures": {}, "points": cfg.points, "scrambles": cfg.scrambles} if end is None else {
+                **end, "steps": 0, "tried": [], "failures": {}}
     return {**base, "status": "not_tried", "note": f"no descent for α = {float(job.al[i]):g}: {why}"}
 
 

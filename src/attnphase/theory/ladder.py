@@ -76,6 +76,8 @@ class Ladder:
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
     tried: list = field(default_factory=list)
     """Every step as (value, converged), in order."""
+    details: dict = field(default_factory=dict)
+    """How the failed steps failed (value → words, where the caller said)."""
 
     def __post_init__(self) -> None:
         self.a, self.ratio = self.origin, self.max_ratio
@@ -134,10 +136,12 @@ class Ladder:
             return self.target if self._retry_due() else math.sqrt(self.a * self.failed)
         return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
-    def record(self, value: float, converged: bool) -> None:
-        """The outcome of the step to ``value``."""
+    def record(self, value: float, converged: bool, detail: str | None = None) -> None:
+        """The outcome of the step to ``value`` (``detail``: how it failed, kept in ``details``, reported)."""
         self.steps += 1
         self.tried.append((float(value), bool(converged)))
+        if detail is not None:
+            self.details[float(value)] = detail
         if not converged:
             self.failed = value
         if converged:
@@ -148,7 +152,8 @@ class Ladder:
             self.ratio = self.ratio ** 0.5
         else:
             self.gave_up = True
-        self.report(f"{self.name} = {value:.4g} {'converged' if converged else 'failed'}")
+        self.report(f"{self.name} = {value:.4g} {'converged' if converged else 'failed'}"
+                    + (f" ({detail})" if detail else ""))
 
     def report(self, what: str = "") -> None:
         """Tell ``progress`` where the ladder stands: ``what`` just happened, the bracket, the next step."""
