@@ -189,3 +189,30 @@ def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_
     assert len(notes) == ends[0]["steps"] + 1 and notes[-1].endswith("bracketed"), notes
     assert "end between" in notes[-1] and notes[0].startswith("continuation from α = 4 to 1.5: started")
     assert any(r.stage == "start" and "solving again from start 2" in r.describe() for r in reports)
+
+
+def test_a_slow_descent_step_iterates_once_more_before_it_counts_as_failed(monkeypatch):
+    """Measured at r = 2, r* = 3: the descent's step 4.5 → 3 ended ``max_steps`` with one scramble at residual
+    3.6e-5 (slow, not absent: α = 3 converges from 3.674). Stand-in: α = 3 fails from its cold starts, and the
+    upward continuation's start at α = 2 fails, and the descent's first solve at α = 3 ends ``max_steps`` at
+    residual 1e-5; it iterates once more from where it
+    stopped (with its secant pairs) and the step converges: reached in ONE step, ``iteration["extended"]``.
+    Before: the step counted as failed (3 steps: 3 ✗, 3.674 ✓, 3 ✓)."""
+    import dataclasses
+    real = engine._Job.run
+    calls = []
+
+    def slow_at_3(self, pts, x0, cfg, stages, hist=None, **kw):
+        sols, xs, h = real(self, pts, x0, cfg, stages, hist=hist, **kw)
+        if not self.backtrack or sols[0].alpha == 2.0:    # the cold starts (r = 1: no safeguard), the upward
+            return [dataclasses.replace(s, status=Status.INVALID_STATE) for s in sols], xs, h  # continuation
+        calls.append((float(sols[0].alpha), hist is not None))
+        if sols[0].alpha == 3.0 and hist is None:
+            sols = [dataclasses.replace(s, status=Status.MAX_STEPS, residual=1e-5) for s in sols]
+        return sols, xs, h
+
+    monkeypatch.setattr(engine._Job, "run", slow_at_3)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    g = solve(ModelParams(), 3.0, "semantic", qmc_config=cfg, stability=False)
+    assert g.status is Status.CONVERGED and g.iteration["start"] == "continuation from α = 4.5 (1 steps)"
+    assert g.iteration["extended"] and calls == [(4.5, False), (3.0, False), (3.0, True)], calls

@@ -161,7 +161,7 @@ class Ladder:
             return
         head = f"continuation from {self.name} = {self.origin:g} to {self.target:g}: "
         parts = [what] if what else []
-        if self.failed is not None and self.bracket_tol is not None:
+        if self.failed is not None and self.bracket_tol is not None and not self.reached:
             lo, hi = self.bracket
             parts.append(f"end between {lo:.4g} and {hi:.4g}")
         end = self.end
