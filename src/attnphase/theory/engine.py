@@ -543,15 +543,16 @@ def _ladder_points(job: "_Job", todo: list[int]):
     return sub
 
 
-def _ladder_base(base: "_Job", cfg: QMCConfig):
+def _ladder_base(base: "_Job", cfg: QMCConfig, progress=None):
     """The first rung of a continuation: ``base``'s points from their model starts (then the other starts) on
-    the first ``cfg.stages[0]`` points of each scramble. Returns (solutions, per-scramble states (b, S, n))."""
+    the first ``cfg.stages[0]`` points of each scramble (``progress``: the other starts' reports). Returns
+    (solutions, per-scramble states (b, S, n))."""
     low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
     b = len(base.al)
     x0 = np.stack([start_vector(default_init(base.point_params(j), base.branch, float(base.al[j])))
                    for j in range(b)])
     got, state, _ = base.run(np.arange(b), np.repeat(x0[:, None, :], cfg.scrambles, axis=1), low, low.stages)
-    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low)
+    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low, progress)
     return got, state
 
 
@@ -656,7 +657,7 @@ def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray,
         return sols, xs, hist
     sub = _ladder_points(job, todo)
     everyone = np.arange(len(todo))
-    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg)
+    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg, progress)
     lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
     return _climb(sub, lads, todo, state, sols, xs, hist, cfg, progress=progress)
 
@@ -760,7 +761,7 @@ def _descend(job: "_Job", todo: list[int], starts_at: list, sols: list, xs: np.n
         else:
             groups.setdefault(float(a), []).append(j)
     for a, js in groups.items():
-        g, st = _ladder_base(sub(np.asarray(js), a), full)
+        g, st = _ladder_base(sub(np.asarray(js), a), full, progress)
         for k_, j in enumerate(js):
             ok[j], state[j] = g[k_].status is Status.CONVERGED, np.repeat(_aligned_mean(st[k_], job.params),
                                                                          cfg.scrambles, 0)
@@ -825,7 +826,7 @@ def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray,
         return sub(pts, params=p, damping=default_damping(p, job.branch) if job.auto_damping else job.damping)
 
     everyone = np.arange(len(cold))
-    got, state = _ladder_base(at(everyone, 1.0), cfg)
+    got, state = _ladder_base(at(everyone, 1.0), cfg, progress)
     lads = [Ladder(c, origin=1.0, max_ratio=SCALE_RATIO, name="encoding scale",
                    started=got[j].status is Status.CONVERGED) for j in range(len(cold))]
     return _climb(at, lads, cold, state, sols, xs, hist, cfg, progress=progress)
