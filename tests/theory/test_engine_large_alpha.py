@@ -89,7 +89,8 @@ def test_L3_semantic_at_alpha_10_is_a_fixed_point_continuous_with_alpha_2_to_8()
 def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_located(monkeypatch):
     """Stand-in for a semantic branch that ends between two α (measured: r = 2, r* = 3, L = 2 between α = 2
     and 2.75, docs/theory_general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
-    at α = 4 and followed DOWN (``engine._continue_down_in_alpha``); the failure stays, and
+    at α = 4 and followed DOWN (``engine._continue_down_in_alpha``; here from the point reached at α = 3: points
+    of one model share the descent, largest α first); the failure stays, and
     ``iteration["branch_end"]`` brackets the end, (b, a) with b < 2.6 ≤ a within the ladder's resolution, the same
     words in ``iteration["continuation"]`` (the CLI prints it). Before: ``invalid_state`` with no word on where
     the branch ends. A point above the end (α = 3, failing only from its cold starts) is reached by the same
@@ -109,8 +110,8 @@ def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_
     assert low.status is Status.INVALID_STATE
     end = low.iteration["branch_end"]
     b, a = end["between"]
-    assert end["from"] == 4.0 and b < 2.6 <= a and a / b < 1.06 and end["points"] == 256
-    assert low.iteration["continuation"].startswith("the semantic branch, followed down from α = 4, ends between")
+    assert end["from"] == 3.0 and b < 2.6 <= a and a / b < 1.06 and end["points"] == 256   # from α = 3's point
+    assert low.iteration["continuation"].startswith("the semantic branch, followed down from α = 3, ends between")
     assert high.status is Status.CONVERGED and high.iteration["start"].startswith("continuation from α = 4.5")
 
 
@@ -130,3 +131,88 @@ def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():
     assert not lad.reached and lad.gave_up and lad.failed < 2.9 <= lad.a and lad.a / lad.failed < 1.03
     up = Ladder(10.0, started=True)
     assert not up.down and up.next_value() == pytest.approx(3.0)
+
+
+def _ends_at_2_6(monkeypatch, seen=None):
+    """Stand-in: every semantic solve below α = 2.6 fails (``invalid_state``); ``seen`` collects (α, converged)
+    of the continuations' solves (at r = 1 only their jobs have the safeguard on)."""
+    real = engine._Job.run
+
+    def run(self, pts, *a, **kw):
+        sols, xs, hist = real(self, pts, *a, **kw)
+        bad = [s.alpha < 2.6 for s in sols]
+        if self.backtrack and seen is not None:
+            seen.extend((s.alpha, not b) for s, b in zip(sols, bad))
+        return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
+                for s, b in zip(sols, bad)], xs, hist
+
+    monkeypatch.setattr(engine._Job, "run", run)
+
+
+def test_the_descent_step_cap_is_said_in_the_branch_end(monkeypatch):
+    """``DOWN_MAX_STEPS`` = 2 (stand-in end at α = 2.6): the descent stops after 2 steps, ``branch_end`` says
+    ``step_cap`` and its note that the bracket is wider than the tolerance."""
+    _ends_at_2_6(monkeypatch)
+    monkeypatch.setattr(engine, "DOWN_MAX_STEPS", 2)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    g = solve(ModelParams(), 1.5, "semantic", qmc_config=cfg, stability=False)
+    end = g.iteration["branch_end"]
+    assert g.status is Status.INVALID_STATE and end["status"] == "step_cap" and end["steps"] == 2
+    assert "step cap 2: the bracket is wider than 0.01" in end["note"] and end["note"] == g.iteration["continuation"]
+
+
+def test_points_of_one_model_share_one_descent_that_bisects_without_repeating_a_failure(monkeypatch):
+    """Stand-in branch end at α = 2.6 (every semantic solve below it fails), two failed points of one model
+    (α = 1.5, 0.5): ONE descent (from α = 4, for α = 1.5) brackets the end within ``DOWN_BRACKET_TOL``,
+    with no α solved twice after it failed and never a step below a failure; α = 0.5 gets its bracket
+    with no solve (status ``not_tried``); every step is reported to ``progress`` as a ``"continuation"``, each
+    retry from another start as a ``"start"``.
+    Before: each point descended on its own (the same failed α solved for both, and again after the ratio
+    regrew), the bracket ≈ 2.6 % wide, no progress."""
+    seen, reports = [], []
+    _ends_at_2_6(monkeypatch, seen)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    sols = solve_batch(ModelParams(), [1.5, 0.5], "semantic", qmc_config=cfg, stability=False,
+                       progress=reports.append)
+    ends = [s.iteration["branch_end"] for s in sols]
+    b, a = ends[0]["between"]
+    assert ends[0]["status"] == "bracketed" and b < 2.6 <= a and a / b - 1 <= engine.DOWN_BRACKET_TOL
+    assert [e["status"] for e in ends[1:]] == ["not_tried"]
+    assert all(e["between"] == [b, a] for e in ends[1:]) and all(s.status is Status.INVALID_STATE for s in sols)
+    assert sols[1].iteration["continuation"].startswith("no descent for α = 0.5: the descent for α = 1.5 stopped")
+    steps = [(v, ok) for v, ok in seen if v != 4.0]                  # the descent's steps (4: its start)
+    failed = [v for v, ok in steps if not ok]
+    assert len(failed) == len(set(failed)) and len(steps) == ends[0]["steps"] <= 8, steps
+    for n, (v, ok) in enumerate(steps):
+        assert all(v > f for f, ok_ in steps[:n] if not ok_), steps
+    notes = [r.note for r in reports if r.stage == "continuation"]
+    assert len(notes) == ends[0]["steps"] + 1 and notes[-1].endswith("bracketed"), notes
+    assert "end between" in notes[-1] and notes[0].startswith("continuation from α = 4 to 1.5: started")
+    assert any(r.stage == "start" and "solving again from start 2" in r.describe() for r in reports)
+
+
+def test_a_slow_descent_step_iterates_once_more_before_it_counts_as_failed(monkeypatch):
+    """Measured at r = 2, r* = 3: the descent's step 4.5 → 3 ended ``max_steps`` with one scramble at residual
+    3.6e-5 (slow, not absent: α = 3 converges from 3.674). Stand-in: α = 3 fails from its cold starts, and the
+    upward continuation's start at α = 2 fails, and the descent's first solve at α = 3 ends ``max_steps`` at
+    residual 1e-5; it iterates once more from where it
+    stopped (with its secant pairs) and the step converges: reached in ONE step, ``iteration["extended"]``.
+    Before: the step counted as failed (3 steps: 3 ✗, 3.674 ✓, 3 ✓)."""
+    import dataclasses
+    real = engine._Job.run
+    calls = []
+
+    def slow_at_3(self, pts, x0, cfg, stages, hist=None, **kw):
+        sols, xs, h = real(self, pts, x0, cfg, stages, hist=hist, **kw)
+        if not self.backtrack or sols[0].alpha == 2.0:    # the cold starts (r = 1: no safeguard), the upward
+            return [dataclasses.replace(s, status=Status.INVALID_STATE) for s in sols], xs, h  # continuation
+        calls.append((float(sols[0].alpha), hist is not None))
+        if sols[0].alpha == 3.0 and hist is None:
+            sols = [dataclasses.replace(s, status=Status.MAX_STEPS, residual=1e-5) for s in sols]
+        return sols, xs, h
+
+    monkeypatch.setattr(engine._Job, "run", slow_at_3)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    g = solve(ModelParams(), 3.0, "semantic", qmc_config=cfg, stability=False)
+    assert g.status is Status.CONVERGED and g.iteration["start"] == "continuation from α = 4.5 (1 steps)"
+    assert g.iteration["extended"] and calls == [(4.5, False), (3.0, False), (3.0, True)], calls

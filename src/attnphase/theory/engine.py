@@ -13,6 +13,7 @@ its scrambles and ``*_err`` their standard error.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
@@ -27,7 +28,7 @@ from ..model import ModelParams
 from . import channel_general as CG
 from .collapse import collapse_record, response_record
 from . import fixed_point, prox_general as PG, qmc, resolution, starts
-from .ladder import LADDER_FROM, Ladder
+from .ladder import LADDER_FROM, Ladder, LadderEnd
 from .routing import SAFEGUARD_HALVINGS, default_backtrack
 from .state import (Hats, OrderParams, align_scrambles, block_residual, canonical_gauge, flatten, invariants,
                     shapes, teacher_frame, unflatten)
@@ -471,10 +472,10 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
         cold = [i for i in range(B) if inits[i] is None]
-        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config)
-        sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config)
-        sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config)
-        sols, xs, hist = _continue_down_in_alpha(job, cold, sols, xs, hist, qmc_config)
+        sols, xs, hist = _other_starts(job, cold, sols, xs, hist, qmc_config, progress)
+        sols, xs, hist = _continue_in_scale(job, cold, sols, xs, hist, qmc_config, progress)
+        sols, xs, hist = _continue_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
+        sols, xs, hist = _continue_down_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
         if qmc_config.target > 0:
             sols = _refine(job, sols, xs, hist, qmc_config, progress)
         if free_verdict and branch == "free":
@@ -499,10 +500,12 @@ RETRY = (Status.MAX_STEPS, Status.INVALID_STATE, Status.DIVERGED)
 :func:`starts.start_candidates` (the other statuses are verdicts: converged, not_significant, collapsed)."""
 
 
-def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+                  progress=None):
     """Points of ``free`` (solved from the default start) whose solve failed (``RETRY``) go through the next
     start of :func:`starts.start_candidates` (one batch per start); a retry's result replaces the first only
-    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point."""
+    if it is not a failure itself. ``iteration["start"]`` records the start of every returned point.
+    ``progress``: a ``"start"`` report before each batch."""
     sols = [replace(s, iteration={**(s.iteration or {}), "start": "model" if i in free else "given"})
             for i, s in enumerate(sols)]
     S = cfg.scrambles
@@ -520,6 +523,9 @@ def _other_starts(job: "_Job", free: list[int], sols: list, xs: np.ndarray, hist
                 x0.append(start_vector(cand[n][1]))
         if not todo:
             break
+        if progress is not None:
+            progress(resolution.Progress("start", cfg.points, cfg.scrambles, math.nan, cfg.target, note=(
+                f"{len(todo)} point(s) failed: solving again from start {n + 1} ({', '.join(sorted(set(names)))})")))
         new, nx, nh = job.run(np.asarray(todo), np.repeat(np.stack(x0)[:, None, :], S, axis=1), cfg, cfg.stages)
         for j, i in enumerate(todo):
             if new[j].status in RETRY:
@@ -558,20 +564,22 @@ def _ladder_points(job: "_Job", todo: list[int]):
     return sub
 
 
-def _ladder_base(base: "_Job", cfg: QMCConfig):
+def _ladder_base(base: "_Job", cfg: QMCConfig, progress=None):
     """The first rung of a continuation: ``base``'s points from their model starts (then the other starts) on
-    the first ``cfg.stages[0]`` points of each scramble. Returns (solutions, per-scramble states (b, S, n))."""
+    the first ``cfg.stages[0]`` points of each scramble (``progress``: the other starts' reports). Returns
+    (solutions, per-scramble states (b, S, n))."""
     low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0)      # nested: the same first points
     b = len(base.al)
     x0 = np.stack([start_vector(default_init(base.point_params(j), base.branch, float(base.al[j])))
                    for j in range(b)])
     got, state, _ = base.run(np.arange(b), np.repeat(x0[:, None, :], cfg.scrambles, axis=1), low, low.stages)
-    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low)
+    got, state, _ = _other_starts(base, list(range(b)), got, state, ((), ()), low, progress)
     return got, state
 
 
 def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: np.ndarray, hist: tuple,
-           cfg: QMCConfig, low: QMCConfig | None = None, from_mean: ModelParams | None = None):
+           cfg: QMCConfig, low: QMCConfig | None = None, from_mean: ModelParams | None = None, progress=None,
+           extend: float | None = None):
     """Follow each point's :class:`.ladder.Ladder` from the converged first rung (per-scramble states
     ``state``), every step warm-started from the last; ``step(pts, value)`` is the job of the points
     ``todo[pts]`` at the ladder's ``value``. Points at the same value go through one batch; the steps below the
@@ -581,8 +589,15 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
     ``iteration["continuation"]`` says where the continuation stopped. ``low``: the size of the steps below
     the target instead (and the last step on ``cfg``'s points only, no coarse stage). ``from_mean`` (the
     model): every scramble starts a step from the scrambles' mean state of the last (:func:`_aligned_mean`)
-    instead of its own."""
+    instead of its own. ``progress`` (the engine's callback): every ladder's steps as ``"continuation"``
+    reports (:meth:`.ladder.Ladder.report`). ``extend``: a step that ends ``max_steps`` below this residual
+    iterates once more from where it stopped (:func:`_extend_slow`) before it counts as failed."""
     S = cfg.scrambles
+    for lad in lads:
+        if progress is not None and lad.progress is None:
+            lad.progress = _ladder_progress(progress, cfg)
+        if lad.started:
+            lad.report("started")
     if low is not None:
         cfg = replace(cfg, coarse=0)
     low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0) if low is None else low
@@ -595,9 +610,11 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
         for (v, final), grp in groups.items():
             c, pts = (cfg if final else low), np.asarray(grp)
             new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
+            if extend is not None:
+                new, nx, nh = _extend_slow(step(pts, v), new, nx, nh, c, extend)
             for k, j in enumerate(grp):
                 ok = new[k].status is Status.CONVERGED
-                lads[j].record(v, ok)
+                lads[j].record(v, ok, None if ok else _step_failure(new[k]))
                 if ok:
                     state[j] = nx[k] if from_mean is None else np.repeat(_aligned_mean(nx[k], from_mean), S, 0)
                 if ok and final:
@@ -612,7 +629,44 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
     return sols, xs, (dX, dF)
 
 
-def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+def _extend_slow(job: "_Job", new: list, nx: np.ndarray, nh: tuple, cfg: QMCConfig, tol: float):
+    """Points of ``job`` (its run gave ``new``, states ``nx``, secant pairs ``nh``) that ended ``max_steps`` with
+    every scramble's residual below ``tol`` iterate once more (``max_steps`` again, on ``cfg``'s last stage) from
+    their last iterates and secant pairs: near a branch end the map contracts slowly (measured at r = 2, r* = 3:
+    4.5 → 3 stopped at 230 iterations with one scramble at residual 3.6e-5, and α = 3 converges). The result
+    replaces the first; ``iteration["extended"]`` marks it."""
+    slow = [k for k, x in enumerate(new) if x.status is Status.MAX_STEPS and x.residual < tol]
+    if not slow:
+        return new, nx, nh
+    S = cfg.scrambles
+    rows = [k * S + s_ for k in slow for s_ in range(S)]
+    pts = np.asarray(slow)
+    more, mx, mh = job.run(pts, nx[pts], cfg, (cfg.stages[-1],), hist=([nh[0][r] for r in rows],
+                                                                       [nh[1][r] for r in rows]))
+    new, nx, dX, dF = list(new), np.array(nx), list(nh[0]), list(nh[1])
+    for m, k in enumerate(slow):
+        new[k] = replace(more[m], iterations=new[k].iterations + more[m].iterations,
+                         iteration={**more[m].iteration, "extended": True})
+        nx[k] = mx[m]
+        dX[k * S:(k + 1) * S], dF[k * S:(k + 1) * S] = mh[0][m * S:(m + 1) * S], mh[1][m * S:(m + 1) * S]
+    return new, nx, (dX, dF)
+
+
+def _step_failure(sol: GeneralSolution) -> str:
+    """How a continuation's step failed, in a few words: status, failed scrambles, iterations, residual."""
+    bad = (sol.iteration or {}).get("failed_scrambles", [])
+    what = f"{sol.status.value}, {len(bad)} of {sol.qmc.scrambles} scrambles" if bad else sol.status.value
+    return f"{what}, {sol.iterations} iterations, residual {sol.residual:.2g}"
+
+
+def _ladder_progress(progress, cfg: QMCConfig):
+    """The :class:`.ladder.Ladder`'s ``progress`` (one string) as the engine's ``"continuation"`` report."""
+    return lambda text: progress(resolution.Progress("continuation", cfg.points, cfg.scrambles, math.nan,
+                                                     cfg.target, note=text))
+
+
+def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+                       progress=None):
     """Points of ``cold`` (solved from the default starts) at α > ``LADDER_FROM`` that still failed (``RETRY``):
     the starts are fitted at α ≤ 2 and far off at α = 10 (issue 11 audit). Each is solved at ``LADDER_FROM``
     (:func:`_ladder_base`) and followed up in α (:func:`_climb`, the schedule of :class:`.ladder.Ladder` as
@@ -624,72 +678,157 @@ def _continue_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray,
         return sols, xs, hist
     sub = _ladder_points(job, todo)
     everyone = np.arange(len(todo))
-    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg)
+    got, state = _ladder_base(sub(everyone, LADDER_FROM), cfg, progress)
     lads = [Ladder(float(job.al[i]), started=got[j].status is Status.CONVERGED) for j, i in enumerate(todo)]
-    return _climb(sub, lads, todo, state, sols, xs, hist, cfg)
+    return _climb(sub, lads, todo, state, sols, xs, hist, cfg, progress=progress)
 
 
 DOWN_FACTOR = 1.5
 """:func:`_continue_down_in_alpha` follows a failed semantic point at α down from max(α × this, 2 ×
 ``LADDER_FROM``) (the model's starts are fitted at α ≤ 2; at r = 2, r* = 3 the full-signal start converges
 at α = 4, 4.5)."""
+DOWN_BRACKET_TOL = 1e-2
+"""The descent stops once the branch's end is bracketed within this (relative: upper/lower − 1)."""
+DOWN_MAX_STEPS = 24
+"""Most steps of one descent (from α = 4 to 0.1 at ratio 1.5: 10; a bisection from ratio 1.5 to 1 %: 6)."""
+DOWN_EXTEND_RESIDUAL = 1e-3
+"""A descent step that ends ``max_steps`` with every residual below this iterates once more before it counts as
+failed (:func:`_extend_slow`; measured: 3.6e-5 at α = 3, which converges; beyond the end, at α = 2.75, 7e-3 –
+1.3e-2)."""
+DOWN_MAX_WALL = 1800.0
+"""Most seconds the descents of one batch may take, all together (checked between steps)."""
+
+
+def _down_key(job: "_Job", i: int) -> tuple:
+    """The model of point ``i`` (ω, σ, λ): points of one model share a descent (:func:`_continue_down_in_alpha`)."""
+    return (float(job.om[i]), float(job.sg[i]), float(job.lm[i]))
+
+
+def _down_top(job: "_Job", i: int) -> float:
+    """Where the descent to point ``i`` starts when no point above it was reached: max(``DOWN_FACTOR`` × α, 4)."""
+    return float(max(DOWN_FACTOR * job.al[i], 2.0 * LADDER_FROM))
 
 
 def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple,
-                            cfg: QMCConfig):
+                            cfg: QMCConfig, progress=None):
     """Semantic points of ``cold`` that still failed (``RETRY``) after the other starts, at α ≤
     ``LADDER_FROM`` or where the upward continuation (:func:`_continue_in_alpha`) found no point at its start:
     the semantic branch exists at large α and ends at a smaller one, so each is solved at max(``DOWN_FACTOR`` ×
     α, 2 × ``LADDER_FROM``) (:func:`_ladder_base`, its own starts) and followed DOWN in α to the point
-    (:func:`_climb`, :class:`.ladder.Ladder` descending; every step on all ``cfg.points``, no coarse stage,
-    and from the scrambles' mean state of the last step. Measured at r = 2, r* = 3: the step from α = 4 to 3.5
-    fails on one scramble at 1024 × 4 points; at 4096 × 4 the steps 4 → 3.5 → 3 converge from the mean, while
-    from each scramble's own state 3.614 → 3.266 and → 3.436 failed). Where it gets there, that is the solution (``iteration["start"]``:
-    ``continuation from α = … (n steps)``); where it stops, ``iteration["branch_end"]`` says between which α
-    the branch ends (the last converged step and the nearest failed one below it, on how many points) and
-    ``iteration["continuation"]`` says it in words. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md,
-    "A firmer `collapsed`, and where the r = 2, r* = 3 semantic branch ends"): α = 3 failed from the cold
-    starts and converges from 4.5; α = 2 failed ``max_steps`` with no word on why."""
+    (:func:`_climb`, :class:`.ladder.Ladder` descending in bracket mode: after a failed step it bisects between
+    the last success and the failure, never steps past a failure nor repeats one — the target once excepted —
+    and stops at a bracket of ``DOWN_BRACKET_TOL``, or at ``DOWN_MAX_STEPS`` / ``DOWN_MAX_WALL``; every step on
+    all ``cfg.points``, no coarse stage, and from the scrambles' mean state of the last step. Measured at r = 2,
+    r* = 3: the step from α = 4 to 3.5 fails on one scramble at 1024 × 4 points; at 4096 × 4 the steps 4 → 3.5
+    → 3 converge from the mean, while from each scramble's own state 3.614 → 3.266 and → 3.436 failed).
+
+    Points of one model (:func:`_down_key`) share the descent, largest α first: the next one continues from the
+    last one reached, and once one stops short, the branch ends above every smaller α of that model, which
+    get its bracket without a solve (a descent cannot help them). A point whose solve at its start fails is
+    not followed (no descent: said in the note). Where the descent gets there, that is the solution
+    (``iteration["start"]``: ``continuation from α = … (n steps)``); where it stops,
+    ``iteration["branch_end"]`` = {``between``: [b, a] or None, ``from``, ``status`` (:class:`.ladder.LadderEnd`
+    value), ``steps``, ``tried``, ``points``, ``scrambles``, ``note``} and ``iteration["continuation"]`` the
+    note. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md, "A firmer `collapsed` …" and "The descent
+    in α near a branch end"). ``progress``: every step (:func:`_climb`)."""
     todo = [i for i in cold if job.branch == "semantic" and sols[i].status in RETRY
             and (job.al[i] <= LADDER_FROM or not (sols[i].iteration or {}).get("continuation_started", False))]
     if not todo:
         return sols, xs, hist
-    sub = _ladder_points(job, todo)
-    top = np.maximum(DOWN_FACTOR * job.al[np.asarray(todo)], 2.0 * LADDER_FROM)
-    groups: dict = {}
-    for j, a in enumerate(top):
-        groups.setdefault(float(a), []).append(j)
-    full = replace(cfg, coarse=0, target=0.0)      # every step on all the points: the branch's end is soft
-    got, state = [None] * len(todo), np.zeros((len(todo), cfg.scrambles, xs.shape[-1]))
-    for a, js in groups.items():
-        g, st = _ladder_base(sub(np.asarray(js), a), full)
-        for k_, j in enumerate(js):
-            got[j], state[j] = g[k_], np.repeat(_aligned_mean(st[k_], job.params), cfg.scrambles, 0)
-    lads = [Ladder(float(job.al[i]), origin=float(top[j]), started=got[j].status is Status.CONVERGED)
-            for j, i in enumerate(todo)]
-    sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full, from_mean=job.params)
-    low = cfg.points
-    for j, i in enumerate(todo):
-        lad = lads[j]
-        if lad.reached:
-            continue
-        if not lad.started:
-            end = {"between": None, "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
-                   "note": f"no semantic fixed point at α = {lad.origin:g} either (its own starts failed)"}
-        elif lad.failed is None:
-            end = {"between": None, "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
-                   "note": f"continuation from α = {lad.origin:g} stopped at α = {lad.a:g} (step budget)"}
-        else:
-            end = {"between": [lad.failed, lad.a], "from": lad.origin, "points": low, "scrambles": cfg.scrambles,
-                   "note": (f"the semantic branch, followed down from α = {lad.origin:g}, ends between α = "
-                            f"{lad.failed:.4g} and {lad.a:.4g} (no fixed point at {lad.failed:.4g} from the one at "
-                            f"{lad.a:.4g}, {low} × {cfg.scrambles} QMC points)")}
-        sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "branch_end": end,
-                                              "continuation": end["note"]})
+    pending: dict = {}
+    for i in sorted(todo, key=lambda i: -job.al[i]):
+        pending.setdefault(_down_key(job, i), []).append(i)
+    reached: dict = {}                 # model → (α, mean state) of its last point reached
+    deadline = time.monotonic() + DOWN_MAX_WALL
+    while pending:
+        heads = {key: pts.pop(0) for key, pts in pending.items()}
+        if time.monotonic() >= deadline:
+            why = f"the descents' wall cap ({DOWN_MAX_WALL:g} s) was spent"
+            for key in list(pending):
+                for i in [heads[key]] + pending.pop(key):
+                    sols[i] = _with_end(sols[i], _skipped_end(job, i, cfg, why))
+            break
+        sols, xs, hist, lads = _descend(job, list(heads.values()), [reached.get(key) for key in heads], sols, xs,
+                                        hist, cfg, deadline, progress)
+        for (key, i), lad in zip(heads.items(), lads):
+            if lad.reached:
+                reached[key] = (float(job.al[i]), np.repeat(_aligned_mean(xs[i], job.params), cfg.scrambles, 0))
+                continue
+            end = _branch_end(lad, cfg)
+            sols[i] = _with_end(sols[i], end)
+            why = f"the descent for α = {float(job.al[i]):g} stopped: {end['note']}"
+            for i2 in list(pending[key]):  # started: the branch ends above (or a cap): every smaller α of the
+                if lad.started or _down_top(job, i2) == lad.origin:      # model; not: those from that start
+                    pending[key].remove(i2)
+                    sols[i2] = _with_end(sols[i2], _skipped_end(job, i2, cfg, why, end))
+        pending = {key: pts for key, pts in pending.items() if pts}
     return sols, xs, hist
 
 
-def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig):
+def _descend(job: "_Job", todo: list[int], starts_at: list, sols: list, xs: np.ndarray, hist: tuple,
+             cfg: QMCConfig, deadline: float, progress):
+    """One round of :func:`_continue_down_in_alpha`: each point of ``todo`` from ``starts_at[j]`` ((α, state)
+    of a point reached above it) or, where None, from its own solve at max(``DOWN_FACTOR`` × α, 4); the
+    ladders stop at ``deadline`` (``time.monotonic``). Returns (sols, xs, hist, ladders)."""
+    sub = _ladder_points(job, todo)
+    full = replace(cfg, coarse=0, target=0.0)      # every step on all the points: the branch's end is soft
+    origin = np.array([s[0] if s is not None else _down_top(job, i) for s, i in zip(starts_at, todo)])
+    ok = np.array([s is not None for s in starts_at])
+    state = np.zeros((len(todo), cfg.scrambles, xs.shape[-1]))
+    groups: dict = {}
+    for j, a in enumerate(origin):
+        if starts_at[j] is not None:
+            state[j] = starts_at[j][1]
+        else:
+            groups.setdefault(float(a), []).append(j)
+    for a, js in groups.items():
+        g, st = _ladder_base(sub(np.asarray(js), a), full, progress)
+        for k_, j in enumerate(js):
+            ok[j], state[j] = g[k_].status is Status.CONVERGED, np.repeat(_aligned_mean(st[k_], job.params),
+                                                                         cfg.scrambles, 0)
+    lads = [Ladder(float(job.al[i]), origin=float(origin[j]), started=bool(ok[j]), bracket_tol=DOWN_BRACKET_TOL,
+                   max_steps=DOWN_MAX_STEPS, max_wall=deadline - time.monotonic()) for j, i in enumerate(todo)]
+    sols, xs, hist = _climb(sub, lads, todo, state, sols, xs, hist, cfg, low=full, from_mean=job.params,
+                            progress=progress, extend=DOWN_EXTEND_RESIDUAL)
+    return sols, xs, hist, lads
+
+
+def _branch_end(lad: Ladder, cfg: QMCConfig) -> dict:
+    """``iteration["branch_end"]`` of a descent that did not reach its point (:func:`_continue_down_in_alpha`)."""
+    rec = {"between": None, "from": lad.origin, "status": lad.end.value, "steps": lad.steps,
+           "tried": [list(t) for t in lad.tried], "failures": {f"{v:.6g}": w for v, w in lad.details.items()},
+           "points": cfg.points, "scrambles": cfg.scrambles}
+    size = f"{cfg.points} × {cfg.scrambles} QMC points"
+    if not lad.started:
+        return {**rec, "note": f"no semantic fixed point at α = {lad.origin:g} either (its own starts failed): "
+                               "no descent"}
+    end = lad.end
+    cap = (f"step cap {lad.max_steps}" if end is LadderEnd.STEP_CAP else
+           f"wall cap {lad.max_wall:.0f} s" if end is LadderEnd.WALL_CAP else None)
+    if lad.failed is None:
+        return {**rec, "note": f"continuation from α = {lad.origin:g} stopped at α = {lad.a:g} ({cap}, no step "
+                               "failed)"}
+    lo, hi = lad.bracket
+    tail = f", {cap}: the bracket is wider than {DOWN_BRACKET_TOL:g}" if cap else ""
+    return {**rec, "between": [lo, hi],
+            "note": (f"the semantic branch, followed down from α = {lad.origin:g}, ends between α = {lo:.4g} and "
+                     f"{hi:.4g} (no fixed point at {lo:.4g} from the one at {hi:.4g}, {size}{tail})")}
+
+
+def _skipped_end(job: "_Job", i: int, cfg: QMCConfig, why: str, end: dict | None = None) -> dict:
+    """The ``branch_end`` of a point whose descent was not run: ``why``; ``end`` the record it inherits."""
+    base = {"between": None, "from": None, "status": "not_tried", "steps": 0, "tried": [],
+            "failures": {}, "points": cfg.points, "scrambles": cfg.scrambles} if end is None else {
+                **end, "steps": 0, "tried": [], "failures": {}}
+    return {**base, "status": "not_tried", "note": f"no descent for α = {float(job.al[i]):g}: {why}"}
+
+
+def _with_end(sol, end: dict):
+    return replace(sol, iteration={**(sol.iteration or {}), "branch_end": end, "continuation": end["note"]})
+
+
+def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+                       progress=None):
     """Positional branch with encodings larger than the paper's (c = :func:`starts.encoding_scale` > 1): every
     point of ``cold`` is solved again at the paper's scale P/c (where the model start is fitted) and followed
     in c up to the point's P (:func:`_climb`, ratio ≤ ``SCALE_RATIO``), the damping following c
@@ -708,10 +847,10 @@ def _continue_in_scale(job: "_Job", cold: list[int], sols: list, xs: np.ndarray,
         return sub(pts, params=p, damping=default_damping(p, job.branch) if job.auto_damping else job.damping)
 
     everyone = np.arange(len(cold))
-    got, state = _ladder_base(at(everyone, 1.0), cfg)
+    got, state = _ladder_base(at(everyone, 1.0), cfg, progress)
     lads = [Ladder(c, origin=1.0, max_ratio=SCALE_RATIO, name="encoding scale",
                    started=got[j].status is Status.CONVERGED) for j in range(len(cold))]
-    return _climb(at, lads, cold, state, sols, xs, hist, cfg)
+    return _climb(at, lads, cold, state, sols, xs, hist, cfg, progress=progress)
 
 
 @dataclass(frozen=True)

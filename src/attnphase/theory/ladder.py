@@ -4,11 +4,21 @@
 signal direction), so a cold start there may fail; the branch is then solved at ``LADDER_FROM`` and followed up
 in α, each step warm-started from the last. One schedule (:class:`Ladder`) for both solvers: the split rule's
 ``solver.solve_point(continuation=True)`` and the QMC engine's ``engine.solve_batch`` (points of a batch climb
-together, each with its own schedule)."""
+together, each with its own schedule).
+
+With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
+failed semantic point, ``engine._continue_down_in_alpha``; docs/theory_general.md, "The descent in α near a
+branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
+rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
+the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 LADDER_FROM = 2.0
 """Largest α at which the model's start is trusted; above it a failed cold start may be rescued by
@@ -21,6 +31,18 @@ LADDER_MAX_STEPS = 60
 """Most solves one continuation may take (successful and failed steps together)."""
 
 
+class LadderEnd(enum.Enum):
+    """Why a ladder stopped taking steps (:attr:`Ladder.end`)."""
+
+    RUNNING = "running"
+    NOT_STARTED = "not_started"          # the solve at the origin failed: no step taken
+    REACHED = "reached"
+    BRACKETED = "bracketed"              # bracket mode: (failed, a) within the tolerance
+    GAVE_UP = "gave_up"                  # the step ratio fell below LADDER_MIN_RATIO
+    STEP_CAP = "step_cap"
+    WALL_CAP = "wall_cap"
+
+
 @dataclass
 class Ladder:
     """The schedule of one point's continuation from ``origin`` (default ``LADDER_FROM``) up to ``target`` in
@@ -29,7 +51,14 @@ class Ladder:
     ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
     after the first, ``started`` whether the solve at ``origin`` converged. A ``target`` below ``origin``
     descends (steps divide by the ratio: the engine follows the semantic branch down towards its end,
-    ``engine._continue_down_in_alpha``); ``failed`` keeps the last value whose step failed."""
+    ``engine._continue_down_in_alpha``); ``failed`` keeps the last value whose step failed.
+
+    ``bracket_tol`` (the branch-end search, module docstring): after a failure no regrowth and no step past
+    ``failed``; the next value is the geometric midpoint of (``failed``, ``a``), except that a failed target
+    is tried once more from the first rung that converged after it (measured at r = 2, r* = 3: 4.5 → 3 failed,
+    3.674 → 3 converged); stops (``BRACKETED``) once max/min of the bracket − 1 ≤ ``bracket_tol``.
+    ``max_steps`` and ``max_wall`` (seconds since construction, ``clock``) cap the work (``STEP_CAP``,
+    ``WALL_CAP``). ``progress`` (a callable of one string) is told every step's outcome and the next one."""
 
     target: float
     origin: float = LADDER_FROM
@@ -40,9 +69,19 @@ class Ladder:
     gave_up: bool = False
     failed: float | None = None
     """The last value whose step failed (after a give-up: the nearest beyond ``a`` that was tried)."""
+    bracket_tol: float | None = None
+    max_steps: int = LADDER_MAX_STEPS
+    max_wall: float | None = None
+    progress: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    tried: list = field(default_factory=list)
+    """Every step as (value, converged), in order."""
+    details: dict = field(default_factory=dict)
+    """How the failed steps failed (value → words, where the caller said)."""
 
     def __post_init__(self) -> None:
         self.a, self.ratio = self.origin, self.max_ratio
+        self.t0 = self.clock()
 
     @property
     def down(self) -> bool:
@@ -54,24 +93,81 @@ class Ladder:
         return self.started and (self.a <= self.target if self.down else self.a >= self.target)
 
     @property
+    def bracket(self) -> tuple[float, float] | None:
+        """(failed, a) ordered as (lower, upper), or None before a failure."""
+        return None if self.failed is None else (min(self.failed, self.a), max(self.failed, self.a))
+
+    @property
+    def bracketed(self) -> bool:
+        """Bracket mode: the bracket (``failed``, ``a``) is within ``bracket_tol`` and no retry is due."""
+        b = self.bracket
+        return (self.bracket_tol is not None and b is not None and not self._retry_due()
+                and b[1] / b[0] - 1.0 <= self.bracket_tol)
+
+    @property
+    def end(self) -> LadderEnd:
+        """Why the ladder stops (``RUNNING`` while it does not)."""
+        if not self.started:
+            return LadderEnd.NOT_STARTED
+        if self.reached:
+            return LadderEnd.REACHED
+        if self.gave_up:
+            return LadderEnd.GAVE_UP
+        if self.bracketed:
+            return LadderEnd.BRACKETED
+        if self.steps >= self.max_steps:
+            return LadderEnd.STEP_CAP
+        if self.max_wall is not None and self.clock() - self.t0 >= self.max_wall:
+            return LadderEnd.WALL_CAP
+        return LadderEnd.RUNNING
+
+    @property
     def climbing(self) -> bool:
         """Whether another step is to be taken."""
-        return self.started and not self.reached and not self.gave_up and self.steps < LADDER_MAX_STEPS
+        return self.end is LadderEnd.RUNNING
+
+    def _retry_due(self) -> bool:
+        """Bracket mode: the target failed once, and the step after it converged (try the target again)."""
+        fails = sum(1 for v, ok in self.tried if v == self.target and not ok)
+        return (self.failed == self.target and fails == 1 and bool(self.tried) and self.tried[-1][1])
 
     def next_value(self) -> float:
+        if self.bracket_tol is not None and self.failed is not None:
+            return self.target if self._retry_due() else math.sqrt(self.a * self.failed)
         return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
-    def record(self, value: float, converged: bool) -> None:
-        """The outcome of the step to ``value``."""
+    def record(self, value: float, converged: bool, detail: str | None = None) -> None:
+        """The outcome of the step to ``value`` (``detail``: how it failed, kept in ``details``, reported)."""
         self.steps += 1
+        self.tried.append((float(value), bool(converged)))
+        if detail is not None:
+            self.details[float(value)] = detail
         if not converged:
             self.failed = value
         if converged:
             self.a, self.ratio = value, min(self.max_ratio, self.ratio * 1.5)
+        elif self.bracket_tol is not None:
+            pass                                # bisection: the bracket shrinks, no ratio
         elif self.ratio ** 0.5 >= LADDER_MIN_RATIO:
             self.ratio = self.ratio ** 0.5
         else:
             self.gave_up = True
+        self.report(f"{self.name} = {value:.4g} {'converged' if converged else 'failed'}"
+                    + (f" ({detail})" if detail else ""))
+
+    def report(self, what: str = "") -> None:
+        """Tell ``progress`` where the ladder stands: ``what`` just happened, the bracket, the next step."""
+        if self.progress is None:
+            return
+        head = f"continuation from {self.name} = {self.origin:g} to {self.target:g}: "
+        parts = [what] if what else []
+        if self.failed is not None and self.bracket_tol is not None and not self.reached:
+            lo, hi = self.bracket
+            parts.append(f"end between {lo:.4g} and {hi:.4g}")
+        end = self.end
+        parts.append(f"step {self.steps + 1}: {self.name} = {self.next_value():.4g}" if end is LadderEnd.RUNNING
+                     else end.value.replace("_", " "))
+        self.progress(head + "; ".join(parts))
 
     def start_note(self) -> str:
         """The solution's start where the target was reached."""
@@ -80,4 +176,7 @@ class Ladder:
     def stop_note(self) -> str:
         """Where a continuation that did not reach the target stopped."""
         where = f"at {self.name} = {self.a:g}" if self.started else f"at its start {self.name} = {self.origin:g}"
-        return f"continuation from {self.name} = {self.origin:g} stopped {where}"
+        end = self.end
+        cap = (f" (step cap {self.max_steps})" if end is LadderEnd.STEP_CAP else
+               f" (wall cap {self.max_wall:g} s)" if end is LadderEnd.WALL_CAP else "")
+        return f"continuation from {self.name} = {self.origin:g} stopped {where}{cap}"

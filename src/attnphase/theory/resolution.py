@@ -106,7 +106,9 @@ class Progress:
     """What the engine reports to a ``progress`` callback (``engine.solve_batch(progress=…)``) while it works:
     ``stage`` is ``"solve"`` (the first size, ``rse`` NaN: nothing measured yet), ``"grow"`` (a larger size is
     started for ``points_pending`` points whose worst relative s.e. ``rse`` of ``worst`` exceeds ``target``) or
-    ``"done"`` (``rse``: the worst over the batch's converged points at their final sizes)."""
+    ``"done"`` (``rse``: the worst over the batch's converged points at their final sizes) or ``"continuation"``
+    (a continuation in α or scale took a step: ``note`` says which, :meth:`.ladder.Ladder.report`) or ``"start"``
+    (failed points are solved again from other starts: ``note``)."""
 
     stage: str
     points: int
@@ -115,12 +117,15 @@ class Progress:
     target: float
     worst: str | None = None
     points_pending: int = 0
+    note: str | None = None
 
     def describe(self) -> str:
         """One line for a status display."""
         size = f"QMC {self.points} x {self.scrambles}"
         if self.stage == "solve":
             return f"{size}: solving {self.points_pending} point(s)"
+        if self.stage in ("continuation", "start"):
+            return f"{size}: {self.note}"
         err = f"worst relative s.e. {self.worst} {self.rse:.2g} (target {self.target:.2g})"
         if self.stage == "grow":
             return f"{size}: growing {self.points_pending} point(s), {err}"
