@@ -112,7 +112,36 @@ def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_
     b, a = end["between"]
     assert end["from"] == 3.0 and b < 2.6 <= a and a / b < 1.06 and end["points"] == 256   # from α = 3's point
     assert low.iteration["continuation"].startswith("the semantic branch, followed down from α = 3, ends between")
+    assert end["partial"] is False                  # every scramble failed: a genuine end at this size
     assert high.status is Status.CONVERGED and high.iteration["start"].startswith("continuation from α = 4.5")
+
+
+def test_a_descent_that_loses_the_branch_on_some_scrambles_does_not_call_it_the_branch_end(monkeypatch):
+    """Stand-in for the measured r = 2, r* = 3, α = 2 descent (docs/theory_general.md, "The descent in α near a
+    branch end"): below α = 2.6 one of the two scrambles fails, the other converges. The bracket is where the
+    continuation broke, not where the branch ends (α = 3 converges there while the descent bracketed 3.39–3.41),
+    so ``branch_end["partial"]`` is True and the note says "lost", never "ends between". Before: the same note as
+    a genuine end."""
+    real = engine._Job.run
+
+    def one_scramble_fails_below_2_6(self, pts, *a, **kw):
+        sols, xs, hist = real(self, pts, *a, **kw)
+        out = []
+        for s in sols:
+            if s.alpha < 2.6:
+                s = s.__class__(**{**s.__dict__, "status": Status.MAX_STEPS,
+                                   "iteration": {**(s.iteration or {}), "failed_scrambles": [1]}})
+            out.append(s)
+        return out, xs, hist
+
+    monkeypatch.setattr(engine._Job, "run", one_scramble_fails_below_2_6)
+    cfg = QMCConfig(points=256, scrambles=2, coarse=0)
+    (low,) = solve_batch(ModelParams(), [1.5], "semantic", qmc_config=cfg, stability=False)
+    end = low.iteration["branch_end"]
+    b, a = end["between"]
+    assert low.status is not Status.CONVERGED and b < 2.6 <= a and end["partial"] is True
+    assert "lost the semantic branch" in end["note"] and "ends between" not in end["note"]
+    assert "1 of 2 scrambles" in end["note"] and low.iteration["continuation"] == end["note"]
 
 
 def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():

@@ -614,7 +614,7 @@ def _climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs:
                 new, nx, nh = _extend_slow(step(pts, v), new, nx, nh, c, extend)
             for k, j in enumerate(grp):
                 ok = new[k].status is Status.CONVERGED
-                lads[j].record(v, ok, None if ok else _step_failure(new[k]))
+                lads[j].record(v, ok, None if ok else _step_failure(new[k]), partial=_partial_failure(new[k]))
                 if ok:
                     state[j] = nx[k] if from_mean is None else np.repeat(_aligned_mean(nx[k], from_mean), S, 0)
                 if ok and final:
@@ -657,6 +657,12 @@ def _step_failure(sol: GeneralSolution) -> str:
     bad = (sol.iteration or {}).get("failed_scrambles", [])
     what = f"{sol.status.value}, {len(bad)} of {sol.qmc.scrambles} scrambles" if bad else sol.status.value
     return f"{what}, {sol.iterations} iterations, residual {sol.residual:.2g}"
+
+
+def _partial_failure(sol: GeneralSolution) -> bool:
+    """A failed step where some scrambles converged (only the others failed)."""
+    bad = (sol.iteration or {}).get("failed_scrambles", [])
+    return sol.status is not Status.CONVERGED and 0 < len(bad) < sol.qmc.scrambles
 
 
 def _ladder_progress(progress, cfg: QMCConfig):
@@ -810,7 +816,13 @@ def _branch_end(lad: Ladder, cfg: QMCConfig) -> dict:
                                "failed)"}
     lo, hi = lad.bracket
     tail = f", {cap}: the bracket is wider than {DOWN_BRACKET_TOL:g}" if cap else ""
-    return {**rec, "between": [lo, hi],
+    if lad.failed in lad.partial:      # some scrambles still had a fixed point: the path broke, not the branch
+        return {**rec, "between": [lo, hi], "partial": True,
+                "note": (f"the continuation from α = {lad.origin:g} lost the semantic branch between α = {lo:.4g} "
+                         f"and {hi:.4g}: at {lo:.4g} only some scrambles failed ({lad.details.get(lad.failed)}), "
+                         f"so the branch may go on below; not an end of the branch ({size}{tail}; more QMC "
+                         "points may carry the continuation further)")}
+    return {**rec, "between": [lo, hi], "partial": False,
             "note": (f"the semantic branch, followed down from α = {lad.origin:g}, ends between α = {lo:.4g} and "
                      f"{hi:.4g} (no fixed point at {lo:.4g} from the one at {hi:.4g}, {size}{tail})")}
 

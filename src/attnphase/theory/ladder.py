@@ -78,6 +78,9 @@ class Ladder:
     """Every step as (value, converged), in order."""
     details: dict = field(default_factory=dict)
     """How the failed steps failed (value → words, where the caller said)."""
+    partial: set = field(default_factory=set)
+    """Failed values where the caller judged the failure partial (some of its runs converged: the step may have
+    lost the branch without the branch ending there)."""
 
     def __post_init__(self) -> None:
         self.a, self.ratio = self.origin, self.max_ratio
@@ -136,9 +139,12 @@ class Ladder:
             return self.target if self._retry_due() else math.sqrt(self.a * self.failed)
         return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
-    def record(self, value: float, converged: bool, detail: str | None = None) -> None:
-        """The outcome of the step to ``value`` (``detail``: how it failed, kept in ``details``, reported)."""
+    def record(self, value: float, converged: bool, detail: str | None = None, partial: bool = False) -> None:
+        """The outcome of the step to ``value`` (``detail``: how it failed, kept in ``details``, reported;
+        ``partial``: the failure was partial, kept in ``partial``)."""
         self.steps += 1
+        if partial and not converged:
+            self.partial.add(float(value))
         self.tried.append((float(value), bool(converged)))
         if detail is not None:
             self.details[float(value)] = detail
