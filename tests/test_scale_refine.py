@@ -103,6 +103,54 @@ def test_a_competitor_that_fails_from_the_interpolated_start_is_solved_again_fro
     assert retried
 
 
+def test_a_crossing_above_the_fold_stops_the_follow_there():
+    """σ = 1.5: the order-16 semantic branch folds near 0.936 but crosses the uninformative point at 1.0145;
+    following it down to the fold cost 3–4 failed order-16 solves of 150–210 s each. The follow now stops at the
+    first α where the semantic e_t is not below its competitor: no semantic solve below that α, no end located."""
+    calls = []
+    solver = order_dependent(fold_fine=0.9, calls=calls)
+    br = _coarse(solver)
+    calls.clear()
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c_kind == "crossing" and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    sem = [c["alpha"] for c in calls if c["branch"] == "semantic"]
+    assert min(sem) >= r.alpha_c - 0.05 - 1e-9       # one step below the crossing at most, never to the fold
+    assert r.semantic_end is None
+    # the competitor is solved only from the coarse α_c down (and in Brent's bracket)
+    assert max(c["alpha"] for c in calls if c["branch"] == "uninformative") <= 1.05 + 1e-9
+
+
+def test_the_competitor_is_solved_at_its_own_scales_order():
+    """σ = 1.5: the uninformative point has q ≈ 1.7–1.9 near α_c (order 24 needed) while the semantic branch has
+    q ≈ 1 (order 16). The competitor is solved at its own order; the order-16 solve that showed its q is kept
+    in the records, marked superseded; the result says the competitor's order, and no resolution note remains."""
+    from attnphase.phase.scale_refine import resolution
+
+    calls = []
+    base = order_dependent(fold_fine=0.95, calls=calls)
+
+    def solver(params, alpha, branch, **kw):
+        s = base(params, alpha, branch, **kw)
+        return dataclasses.replace(s, q=1.8) if branch == "uninformative" else s
+
+    br = _coarse(solver)
+    calls.clear()
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    comp = [c["nodes"] for c in calls if c["branch"] == "uninformative"]
+    assert comp[0] == 16 and set(comp[1:]) == {24}
+    assert {c["nodes"] for c in calls if c["branch"] == "semantic"} == {16}
+    assert r.competitor == "uninformative" and r.competitor_nodes == 24
+    assert r.to_dict()["competitor_nodes"] == 24 and "uninformative point at nodes = 24" in r.note(4)
+    recs = [p for p in r.points if p["branch"] == "uninformative"]
+    assert [p["nodes"] for p in recs if "superseded" in p] == [16]
+    assert resolution(r.points) is None
+    # the same records without the order raised would be flagged (q = 1.8 at order 16: use nodes ≥ 24)
+    assert "nodes ≥ 24" in resolution([dict(p, nodes=16) for p in recs if "superseded" not in p])
+
+
 def test_no_fine_semantic_point_is_a_failure_not_a_number():
     solver = order_dependent(fold_fine=9.0)
     br = _coarse(solver)

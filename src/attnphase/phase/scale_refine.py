@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..model import ModelParams
-from .continuation import MAX_STEPS, PointSolver, PointState, follow_branch, point_state
+from ..theory.solver import nodes_for_scale, resolution_note
+from .continuation import MAX_STEPS, Branch, PointSolver, PointState, follow_branch, point_state
 from .roots import Unrefinable, local_root
 
 SCALE_WINDOW = 0.05
@@ -83,6 +84,11 @@ class ScaleRefinement:
     semantic_end: dict[str, Any] | None = None
     competitor_unstable: list[float] = field(default_factory=list)
     points: list[dict[str, Any]] = field(default_factory=list)
+    competitor: str = ""
+    """The point α_c is located against: ``uninformative`` or ``positional``."""
+    competitor_nodes: int | None = None
+    """The order the competitor was solved at in the end (its own scale's, :func:`_competitor`; ``nodes`` or
+    more)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(nodes=self.nodes, q=self.q, ok=self.ok, reason=self.reason, alpha_c=self.alpha_c,
@@ -91,7 +97,7 @@ class ScaleRefinement:
                     alpha_l=self.alpha_l, alpha_l_kind=self.alpha_l_kind, alpha_c_coarse=self.alpha_c_coarse,
                     alpha_c_kind_coarse=self.alpha_c_kind_coarse, alpha_l_coarse=self.alpha_l_coarse,
                     semantic_end=self.semantic_end, competitor_unstable=self.competitor_unstable,
-                    points=self.points)
+                    competitor=self.competitor, competitor_nodes=self.competitor_nodes, points=self.points)
 
     def note(self, curve_nodes: int) -> str:
         """One line for the transition's notes: what was done, at which order, and what it moved."""
@@ -104,7 +110,9 @@ class ScaleRefinement:
                 "semantic branch appears": "the semantic branch's end (it appears already below its competitor)",
                 "continuous": "the semantic branch's birth from the uninformative point"}.get(self.alpha_c_kind,
                                                                                           self.alpha_c_kind)
-        line = (f"{head}; α_c = {self.alpha_c:.4f} in [{lo:.4f}, {hi:.4f}] at nodes = {self.nodes}: {what} "
+        against = ("" if self.competitor_nodes in (None, self.nodes) else
+                   f", the {self.competitor} point at nodes = {self.competitor_nodes} (its q)")
+        line = (f"{head}; α_c = {self.alpha_c:.4f} in [{lo:.4f}, {hi:.4f}] at nodes = {self.nodes}{against}: {what} "
                 f"(the curves' α_c {self.alpha_c_coarse:.4f}, {self.alpha_c_kind_coarse})")
         if self.alpha_l is not None:
             line += f"; α_l = {self.alpha_l:.4f} at nodes = {self.nodes} ({self.alpha_l_kind})"
@@ -112,6 +120,16 @@ class ScaleRefinement:
             line += ("; the competitor is unstable at nodes = " f"{self.nodes} at α = "
                      + ", ".join(f"{a:.4g}" for a in self.competitor_unstable) + " below α_c: not certified")
         return line
+
+
+def resolution(points: list[dict[str, Any]]) -> str | None:
+    """The split rule's resolution note (:func:`~attnphase.theory.solver.resolution_note`) for the valid,
+    not superseded point of ``points`` (the refinement's records) of largest q among those beyond their own
+    order's measured range; None where every one is within it."""
+    rows = [r for r in points if r.get("state") in ("ok", "unstable") and "superseded" not in r
+            and math.isfinite(r.get("q", math.nan)) and r.get("nodes")]
+    flagged = [(r["q"], note) for r in rows if (note := resolution_note(r["q"], r["nodes"])) is not None]
+    return max(flagged)[1] if flagged else None
 
 
 def _capped(solver: PointSolver, nodes: int) -> PointSolver:
@@ -138,10 +156,13 @@ def _point(branch: str, s, nodes: int) -> dict[str, Any]:
                 nodes=int(getattr(s, "nodes", 0) or nodes))
 
 
-def _follow_alphas(top: float, bottom: float) -> list[float]:
-    """``top``, then steps of :data:`SCALE_STEP` down to ``bottom`` (inclusive)."""
-    k = max(1, int(math.ceil((top - bottom) / SCALE_STEP - 1e-9)))
-    return [round(top - i * (top - bottom) / k, 6) for i in range(k + 1)]
+def _follow_alphas(top: float, bottom: float, below: float | None = None) -> list[float]:
+    """``top``, then steps of :data:`SCALE_STEP` down to ``bottom`` (inclusive) from ``below`` (where it lies
+    under ``top``: one step from ``top`` to it; the semantic branch is far from its end up there)."""
+    first = top if below is None else min(top, round(below, 6))
+    k = max(1, int(math.ceil((first - bottom) / SCALE_STEP - 1e-9)))
+    steps = [round(first - i * (first - bottom) / k, 6) for i in range(k + 1)]
+    return steps if first == top else [top] + steps
 
 
 def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_kind: str, against: str,
@@ -151,15 +172,19 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     """α_c and α_l located at split-rule order ``nodes`` near the coarse α_c (module docstring).
 
     1. The semantic branch is followed at ``nodes`` from its first valid curve point at or above
-       ``alpha_c + window`` (warm-started there) down to ``alpha_c − depth`` or 0.05 below the coarse branch's
-       lowest valid point, whichever is lower; its end at that order is located to ``max(end_xtol,``
-       :data:`SCALE_END_XTOL```)``.
-    2. The competitor (``against``: the positional branch, else the uninformative point) is solved at that order
-       at the semantic branch's lowest valid α, with its growth factor.
-    3. Where the semantic e_t is already below the competitor's there, α_c is the semantic branch's end
+       ``alpha_c + window`` (warm-started there) down towards ``alpha_c − depth`` or 0.05 below the coarse
+       branch's lowest valid point, whichever is lower, one α at a time (:func:`_follow_down`: one step from the
+       start to ``alpha_c + window``, then steps of :data:`SCALE_STEP`). From ``alpha_c`` down, the competitor
+       (``against``: the positional branch, else the uninformative point) is solved at each new α, at its own
+       scale's order (:func:`_competitor`), and the follow stops at the first α where the semantic e_t is no
+       longer below it: α_c is then bracketed by that α and the one above, and the semantic branch's end
+       further down is not looked for (it cannot be α_c). Otherwise the branch is followed to its end, located
+       to ``max(end_xtol,`` :data:`SCALE_END_XTOL```)``, and the competitor solved at its lowest valid α.
+    2. Where the semantic e_t is below the competitor's down to the branch's end, α_c is that end
        (``semantic branch appears``; ``continuous`` where it ends by collapsing onto the uninformative point),
-       bracketed by its last valid and first invalid α; else Brent on e_t^sem − e_t^comp (``crossing``).
-    4. α_l on the semantic ε_g − ε_lin at that order, from α_c up (α_c itself where ε_g^sem < ε_lin there).
+       bracketed by its last valid and first invalid α; else Brent on e_t^sem − e_t^comp in the bracket
+       (``crossing``).
+    3. α_l on the semantic ε_g − ε_lin at that order, from α_c up (α_c itself where ε_g^sem < ε_lin there).
     """
     from .transition import _Refiner
 
@@ -172,49 +197,54 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
         return out
     bottom = max(alpha_min, min(alpha_c - depth, coarse[0].alpha - 0.05))
     top = float(start.alpha)
-    sem = follow_branch(params, _follow_alphas(top, bottom), "semantic", nodes=nodes, init=start.solution,
-                        max_steps=MAX_STEPS, rtol=SCALE_RTOL, min_step=max(end_xtol, SCALE_END_XTOL), xtol=end_xtol,
-                        solver=_capped(solver, nodes))
-    out.points = [_point("semantic", p, nodes) for p in sorted(list(sem) + sem.extra, key=lambda p: p.alpha)
-                  if math.isfinite(float(p.e_t))]
-    fine = sem.valid()
-    out.semantic_end = None if sem.end is None else sem.end.to_dict()
-    if not fine:
-        out.reason = f"the semantic branch has no valid point at nodes = {nodes} from α = {top:g} down"
-        return out
     comp = "positional" if against == "positional" else "uninformative"
     comp_ok = (PointState.OK, PointState.COLLAPSED) if comp == "positional" else (PointState.OK, PointState.UNSTABLE)
+    out.competitor, out.competitor_nodes = comp, nodes
     log: list[dict[str, Any]] = []
-    known = {"semantic": fine + [p for p in coarse if p.alpha > top],
+    known = {"semantic": [p for p in coarse if p.alpha > top],
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
                  stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS})
+    sem = Branch("semantic", params, [])
+    try:
+        bracket = _follow_down(sem, _follow_alphas(top, bottom, alpha_c + window), start.solution, out, R,
+                               solver, end_xtol, alpha_c)
+    except Unrefinable as exc:
+        out.reason = str(exc)
+        return _with_log(_with_branch(out, sem), log, nodes)
+    _with_branch(out, sem)
+    fine = sem.valid()
+    if not fine:
+        out.reason = f"the semantic branch has no valid point at nodes = {nodes} from α = {top:g} down"
+        return _with_log(out, log, nodes)
     low = fine[0]
     try:
-        c_low = R.valid(comp, low.alpha)
-        if low.e_t < c_low.e_t:
-            if sem.end is None:
-                out.reason = (f"the semantic branch is below the {comp} point down to α = {low.alpha:g} at nodes = "
-                              f"{nodes} (its end not reached)")
-                return _with_log(out, log, nodes)
-            e = sem.end
-            out.alpha_c = float(e.alpha)
-            out.alpha_c_bracket = (float(min(e.alpha_valid, e.alpha_invalid)), float(max(e.alpha_valid, e.alpha_invalid)))
-            birth = comp == "uninformative" and e.kind is PointState.COLLAPSED
-            out.alpha_c_kind = "continuous" if birth else "semantic branch appears"
-        else:
-            step = max(SCALE_STEP, 20 * xtol)
+        if bracket[0] is None:      # followed to its end (or the last α) below the competitor at every check
+            c_low = _competitor(R, comp, low.alpha, out)
+            if low.e_t < c_low.e_t:
+                if sem.end is None:
+                    out.reason = (f"the semantic branch is below the {comp} point down to α = {low.alpha:g} at "
+                                  f"nodes = {nodes} (its end not reached)")
+                    return _with_log(out, log, nodes)
+                e = sem.end
+                out.alpha_c = float(e.alpha)
+                out.alpha_c_bracket = (float(min(e.alpha_valid, e.alpha_invalid)),
+                                       float(max(e.alpha_valid, e.alpha_invalid)))
+                birth = comp == "uninformative" and e.kind is PointState.COLLAPSED
+                out.alpha_c_kind = "continuous" if birth else "semantic branch appears"
+            bracket = (float(low.alpha), bracket[1])
+        if out.alpha_c is None:
+            lo, hi = bracket[0], top if bracket[1] is None else bracket[1]
 
             def delta(a):
-                return R.valid("semantic", a).e_t - R.valid(comp, a).e_t
+                return R.valid("semantic", a).e_t - _competitor(R, comp, a, out).e_t
 
-            r = local_root(delta, min(max(alpha_c, low.alpha), top), low.alpha, top, sign_below=+1.0, step=step,
-                           xtol=xtol)
+            r = local_root(delta, lo, lo, hi, sign_below=+1.0, step=hi - lo, xtol=xtol) if lo < hi else None
             if r is None:
-                out.reason = f"no e_t crossing of the semantic branch and the {comp} point found in [{low.alpha:.4g}, {top:g}]"
+                out.reason = f"no e_t crossing of the semantic branch and the {comp} point found in [{lo:.4g}, {hi:g}]"
                 return _with_log(out, log, nodes)
             out.alpha_c, out.alpha_c_kind = float(r), "crossing"
-            out.alpha_c_bracket = (max(low.alpha, r - xtol), min(top, r + xtol))
+            out.alpha_c_bracket = (max(lo, r - xtol), min(hi, r + xtol))
     except Unrefinable as exc:
         out.reason = str(exc)
         return _with_log(out, log, nodes)
@@ -223,6 +253,81 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
                                      if b == comp and a < out.alpha_c and point_state(s) is PointState.UNSTABLE)
     _alpha_l(out, R, fine, alpha_l, eps_lin, alpha_hi, xtol)
     return _with_log(out, log, nodes)
+
+
+def _below(R, out: ScaleRefinement, p) -> bool:
+    """The semantic point ``p`` has a lower e_t than its competitor at the same α."""
+    return p.e_t < _competitor(R, out.competitor, float(p.alpha), out).e_t
+
+
+def _competitor(R, comp: str, alpha: float, out: ScaleRefinement):
+    """The competitor at ``alpha``, valid, at the order its own scale needs (:func:`nodes_for_scale` of its q):
+    where that exceeds the refiner's order for it, the order is raised for every later solve, the solves made
+    so far at the lower order are marked ``superseded`` in the log (kept there), and the point is solved again.
+    At σ = 1.5 the uninformative point has q ≈ 1.7–1.9 near α_c against q ≈ 1 on the semantic branch."""
+    s = R.valid(comp, alpha)
+    need = nodes_for_scale(float(s.q)) if math.isfinite(float(s.q)) else 0
+    if need > R.order(comp):
+        R.raise_order(comp, need)
+        out.competitor_nodes = need
+        s = R.valid(comp, alpha)
+    return s
+
+
+def _with_branch(out: ScaleRefinement, sem: Branch) -> ScaleRefinement:
+    """``out`` with the finer-order semantic branch's points (as records) and end."""
+    out.points = [_point("semantic", p, out.nodes) for p in sorted(list(sem) + sem.extra, key=lambda p: p.alpha)
+                  if math.isfinite(float(p.e_t))]
+    out.semantic_end = None if sem.end is None else sem.end.to_dict()
+    return out
+
+
+def _follow_down(sem: Branch, alphas: list[float], start, out: ScaleRefinement, R, solver: PointSolver,
+                 end_xtol: float, check_from: float) -> tuple[float | None, float | None]:
+    """The semantic branch ``sem`` (filled here) at ``out.nodes`` down ``alphas`` one α at a time (each step a
+    :func:`~.continuation.follow_branch` with the points so far as its history: the same adaptive step and end
+    location as one follow). Each valid point is handed to the refiner ``R``; from ``check_from`` down the
+    competitor is solved at each requested α, and the follow stops at the first where the semantic e_t is not
+    below it. Returns (that α, the lowest α checked below the competitor above it); (None, that lowest α)
+    where the follow reached the branch's end or the last α first. The points above ``check_from`` are checked
+    (upwards) only where the first check already has the semantic e_t above."""
+    params = sem.params
+    history: list = []
+    above: list = []     # requested points not checked (above ``check_from``), lowest last
+    last_below: float | None = None
+    for a in alphas:
+        part = follow_branch(params, [a], "semantic", nodes=out.nodes, init=None if history else start,
+                             history=history, max_steps=MAX_STEPS, rtol=SCALE_RTOL,
+                             min_step=max(end_xtol, SCALE_END_XTOL), xtol=end_xtol,
+                             solver=_capped(solver, out.nodes))
+        sem.points += part.points
+        sem.extra += part.extra
+        sem.solves += part.solves
+        new = sorted((p for p in part.extra + part.points if p.state.valid), key=lambda p: -p.alpha)
+        history += new
+        for p in new:
+            if p.state in R.accept["semantic"]:
+                R.known["semantic"].append(p)
+                R.cache[("semantic", float(p.alpha))] = p.solution
+        p = part.points[-1]
+        if part.end is not None or not p.state.valid:
+            sem.end = part.end
+            break
+        if p.alpha > check_from + 1e-9:
+            above.append(p)
+            continue
+        if _below(R, out, p):
+            last_below = float(p.alpha)
+            continue
+        if last_below is not None:
+            return float(p.alpha), last_below
+        not_below = float(p.alpha)
+        for u in above[::-1]:          # already above at the first check: look back up
+            if _below(R, out, u):
+                return not_below, float(u.alpha)
+            not_below = float(u.alpha)
+        return not_below, None
+    return None, last_below
 
 
 def _alpha_l(out: ScaleRefinement, R, fine: list, alpha_l: float | None, eps_lin: float, alpha_hi: float,
