@@ -247,6 +247,9 @@ class _Refiner:
 
     def _start(self, branch, a):
         pts = sorted(self.known[branch], key=lambda s: s.alpha)
+        if branch in self.orders:       # raised: interpolate between points at the new order once there are two
+            own = [s for s in pts if getattr(s, "nodes", None) == self.orders[branch]]
+            pts = own if len(own) >= 2 else pts
         if not pts:
             return None
         lo = [s for s in pts if s.alpha <= a]
