@@ -149,6 +149,23 @@ def test_the_competitor_is_solved_at_its_own_scales_order():
     assert resolution(r.points) is None
     # the same records without the order raised would be flagged (q = 1.8 at order 16: use nodes ≥ 24)
     assert "nodes ≥ 24" in resolution([dict(p, nodes=16) for p in recs if "superseded" not in p])
+    # where the curves already give the competitor's q (the survey's uninformative rows), no order-16 solve of it
+    calls.clear()
+    r2 = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                      xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05, competitor_q=1.75)
+    assert r2.alpha_c == r.alpha_c and r2.competitor_nodes == 24
+    assert {c["nodes"] for c in calls if c["branch"] == "uninformative"} == {24}
+
+
+def test_competitor_scale_reads_the_survey_near_alpha_c():
+    import pandas as pd
+
+    from attnphase.phase.scale_refine import competitor_scale
+
+    fps = pd.DataFrame(dict(alpha=[0.8, 1.0, 1.1, 1.5, 1.0], kind=["uninformative"] * 4 + ["semantic"],
+                            q=[1.5, 1.7, 1.8, 2.5, 1.0]))
+    assert competitor_scale(fps, {}, "uninformative", 1.05) == 1.8      # 0.8 and 1.5 are outside ± 0.2
+    assert competitor_scale(fps, {}, "uninformative", 3.0) is None
 
 
 def test_no_fine_semantic_point_is_a_failure_not_a_number():

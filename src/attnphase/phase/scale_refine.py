@@ -62,6 +62,21 @@ def line_scale(branches: dict, lines: list[float]) -> float | None:
     return max(qs) if qs else None
 
 
+def competitor_scale(fps, branches: dict, against: str, alpha_c: float, window: float = 0.2) -> float | None:
+    """The largest q of the competitor (``against``: the positional branch, else the uninformative point) on
+    the curves within ``window`` of the coarse α_c: from the fixed-point survey ``fps`` where there is one, else
+    the positional branch's valid points (None where neither has one)."""
+    comp = "positional" if against == "positional" else "uninformative"
+    qs: list[float] = []
+    if fps is not None and len(fps):
+        rows = fps[(fps["kind"] == comp) & ((fps["alpha"] - alpha_c).abs() <= window)]
+        qs = [float(v) for v in rows["q"] if np.isfinite(v)]
+    if not qs and comp == "positional":
+        qs = [float(p.q) for p in branches["positional"].valid()
+              if abs(p.alpha - alpha_c) <= window and np.isfinite(p.q)]
+    return max(qs) if qs else None
+
+
 @dataclass
 class ScaleRefinement:
     """Outcome of :func:`scale_refine`. ``ok``: α_c located at ``nodes``; else ``reason`` says why not (the
@@ -158,7 +173,8 @@ def _point(branch: str, s, nodes: int) -> dict[str, Any]:
 
 def _follow_alphas(top: float, bottom: float, below: float | None = None) -> list[float]:
     """``top``, then steps of :data:`SCALE_STEP` down to ``bottom`` (inclusive) from ``below`` (where it lies
-    under ``top``: one step from ``top`` to it; the semantic branch is far from its end up there)."""
+    under ``top``: one step from ``top`` to it — the semantic branch is far from its end there, and the α's in
+    between would only be stepping stones: σ = 1.5, three order-16 solves of 33–79 s from 1.2 to 1.017)."""
     first = top if below is None else min(top, round(below, 6))
     k = max(1, int(math.ceil((first - bottom) / SCALE_STEP - 1e-9)))
     steps = [round(first - i * (first - bottom) / k, 6) for i in range(k + 1)]
@@ -168,15 +184,17 @@ def _follow_alphas(top: float, bottom: float, below: float | None = None) -> lis
 def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_kind: str, against: str,
                  alpha_l: float | None, eps_lin: float, *, nodes: int, q: float, solver: PointSolver,
                  xtol: float, end_xtol: float, alpha_hi: float, alpha_min: float,
-                 window: float = SCALE_WINDOW, depth: float = SCALE_DEPTH) -> ScaleRefinement:
+                 window: float = SCALE_WINDOW, depth: float = SCALE_DEPTH,
+                 competitor_q: float | None = None) -> ScaleRefinement:
     """α_c and α_l located at split-rule order ``nodes`` near the coarse α_c (module docstring).
 
     1. The semantic branch is followed at ``nodes`` from its first valid curve point at or above
        ``alpha_c + window`` (warm-started there) down towards ``alpha_c − depth`` or 0.05 below the coarse
        branch's lowest valid point, whichever is lower, one α at a time (:func:`_follow_down`: one step from the
-       start to ``alpha_c + window``, then steps of :data:`SCALE_STEP`). From ``alpha_c`` down, the competitor
+       start to ``alpha_c``, then steps of :data:`SCALE_STEP`). From ``alpha_c`` down, the competitor
        (``against``: the positional branch, else the uninformative point) is solved at each new α, at its own
-       scale's order (:func:`_competitor`), and the follow stops at the first α where the semantic e_t is no
+       scale's order (:func:`_competitor`; from the start at ``nodes_for_scale(competitor_q)`` where the
+       caller knows its q on the curves), and the follow stops at the first α where the semantic e_t is no
        longer below it: α_c is then bracketed by that α and the one above, and the semantic branch's end
        further down is not looked for (it cannot be α_c). Otherwise the branch is followed to its end, located
        to ``max(end_xtol,`` :data:`SCALE_END_XTOL```)``, and the competitor solved at its lowest valid α.
@@ -205,10 +223,13 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
                  stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS})
+    if competitor_q is not None and math.isfinite(competitor_q) and nodes_for_scale(competitor_q) > nodes:
+        R.raise_order(comp, nodes_for_scale(competitor_q))
+        out.competitor_nodes = R.order(comp)
     sem = Branch("semantic", params, [])
     try:
-        bracket = _follow_down(sem, _follow_alphas(top, bottom, alpha_c + window), start.solution, out, R,
-                               solver, end_xtol, alpha_c)
+        bracket = _follow_down(sem, _follow_alphas(top, bottom, alpha_c), start.solution, out, R, solver,
+                               end_xtol, alpha_c)
     except Unrefinable as exc:
         out.reason = str(exc)
         return _with_log(_with_branch(out, sem), log, nodes)

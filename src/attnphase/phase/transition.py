@@ -26,7 +26,7 @@ from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
 from ..theory.solver import nodes_for_scale, resolution_note
 from .roots import Unrefinable, local_root, table_root
-from .scale_refine import line_scale, resolution, scale_refine
+from .scale_refine import competitor_scale, line_scale, resolution, scale_refine
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
 
 DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
@@ -591,7 +591,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             progress(f"refine at nodes = {scale_nodes}", 0, 1)
         scaled = scale_refine(params, branches, alpha_c, c_kind, against, alpha_l, el, nodes=scale_nodes,
                               q=q_lines, solver=solver, xtol=xtol, end_xtol=end_xtol, alpha_hi=hi,
-                              alpha_min=alpha_min)
+                              alpha_min=alpha_min, competitor_q=competitor_scale(fps, branches, against, alpha_c))
         notes.append(scaled.note(curve_nodes))
         if scaled.ok:
             alpha_c, c_kind = scaled.alpha_c, scaled.alpha_c_kind
