@@ -168,6 +168,24 @@ def test_competitor_scale_reads_the_survey_near_alpha_c():
     assert competitor_scale(fps, {}, "uninformative", 3.0) is None
 
 
+def test_warm_started_solves_skip_the_coarse_stage():
+    """At q ≳ 1 the order-4 coarse stage is further off than a warm start (σ = 1.5, order 16: 52 iterations through
+    it, 15 without): every warm-started solve of the refinement asks for ``coarse=False``, cold ones do not."""
+    base = order_dependent(fold_fine=0.95)
+    seen = []
+
+    def solver(params, alpha, branch, *, init=None, **kw):
+        seen.append((init is not None, kw.get("coarse", True)))
+        return base(params, alpha, branch, init=init, **kw)
+
+    br = _coarse(base)
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and seen
+    assert all(coarse is (not warm) for warm, coarse in seen)
+    assert any(warm for warm, _ in seen) and any(not warm for warm, _ in seen)   # the competitor's first: cold
+
+
 def test_no_fine_semantic_point_is_a_failure_not_a_number():
     solver = order_dependent(fold_fine=9.0)
     br = _coarse(solver)
@@ -178,12 +196,13 @@ def test_no_fine_semantic_point_is_a_failure_not_a_number():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)      # one σ = 1.5 transition with the order-16 refinement: > 10 min on 2 cores
+@pytest.mark.timeout(3600)      # one σ = 1.5 transition with the order-16 refinement: > 10 min on 2 shared cores
 def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves():
-    """σ = 1.5 (q ≈ 1 at the lines: order 16 needed). The old code kept the curves' (order 4, 1.053) or the
-    order-8 crossing (1.018); at order 16 the crossing is at 1.0145 (docs/theory_general.md). Now
-    α_c is located at order 16, and independent order-16 solves (semantic warm-started from an order-4 point at
-    α = 1.2, no continuation; the uninformative point cold) 0.01 outside its bracket see the global minimum flip."""
+    """σ = 1.5 (q ≈ 1 on the semantic branch at the lines: order 16; q ≈ 1.7 at the uninformative point: order
+    24). The old code kept the curves' (order 4, 1.053) or the order-8 crossing (1.018); the semantic branch at
+    order 16 against the uninformative point at order 24 cross at 1.0116 (docs/theory_general.md). Independent
+    solves (semantic at order 16 warm-started from an order-4 point at α = 1.2, no continuation; the uninformative
+    point cold at the competitor's recorded order) 0.01 outside the bracket see the global minimum flip."""
     pytest.importorskip("attnphase.theory")
     import numpy as np
 
@@ -192,15 +211,17 @@ def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves
 
     r = transition(P, alphas=np.round(np.arange(0.8, 1.31, 0.1), 6), mixed_alphas=[])
     assert not any("table value kept" in n for n in r.notes), r.notes
+    assert not any("use nodes ≥" in n for n in r.notes), r.notes      # each point at its own scale's order
     sr = r.scale_refinement
     assert sr["ok"] and sr["nodes"] == 16 and r.alpha_c_nodes == 16
+    assert sr["competitor"] == "uninformative" and sr["competitor_nodes"] == 24
     lo, hi = sr["alpha_c_bracket"]
     assert lo <= r.alpha_c <= hi and hi - lo < 0.01
     seed = solve_point(P, 1.2, "semantic", nodes=4, stability=False)
 
     def semantic_is_global(a):
         s = solve_point(P, a, "semantic", nodes=16, init=seed, stability=True, max_steps=150)
-        u = solve_point(P, a, "uninformative", nodes=16, stability=True, max_steps=150)
+        u = solve_point(P, a, "uninformative", nodes=sr["competitor_nodes"], stability=True, max_steps=150)
         assert u.converged
         ok = s.converged and s.stability <= 1.0 and abs(s.theta) > 1e-3 * P.sigma * math.sqrt(s.q)
         return ok and s.e_t < u.e_t
