@@ -119,6 +119,12 @@ def test_a_crossing_above_the_fold_stops_the_follow_there():
     assert r.semantic_end is None
     # the competitor is solved only from the coarse α_c down (and in Brent's bracket)
     assert max(c["alpha"] for c in calls if c["branch"] == "uninformative") <= 1.05 + 1e-9
+    # a coarse α_c that is not a round number is checked too (the follow's α's are rounded to 1e-6)
+    calls.clear()
+    r = scale_refine(P, br, 1.0499996, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    assert [c["alpha"] for c in calls if c["branch"] == "uninformative"][0] == pytest.approx(1.05, abs=1e-6)
 
 
 def test_the_competitor_is_solved_at_its_own_scales_order():

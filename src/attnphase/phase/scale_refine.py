@@ -347,7 +347,7 @@ def _follow_down(sem: Branch, alphas: list[float], start, out: ScaleRefinement, 
         if part.end is not None or not p.state.valid:
             sem.end = part.end
             break
-        if p.alpha > check_from + 1e-9:
+        if p.alpha > check_from + 1e-6:     # (the α's are rounded to 1e-6: the coarse α_c itself is checked)
             above.append(p)
             continue
         if _below(R, out, p):
