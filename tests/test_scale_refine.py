@@ -9,7 +9,7 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import follow_branch
-from attnphase.phase.scale_refine import line_scale, scale_refine
+from attnphase.phase.scale_refine import SCALE_COMPETITOR_RTOL, SCALE_RTOL, line_scale, scale_refine
 from attnphase.theory import FixedPointSolution
 
 P = ModelParams(omega=0.3, sigma=1.5)
@@ -180,8 +180,11 @@ def test_warm_started_solves_skip_the_coarse_stage():
     base = order_dependent(fold_fine=0.95)
     seen = []
 
+    rtols = {}
+
     def solver(params, alpha, branch, *, init=None, **kw):
         seen.append((init is not None, kw.get("coarse", True)))
+        rtols.setdefault(branch, set()).add(kw.get("rtol"))
         return base(params, alpha, branch, init=init, **kw)
 
     br = _coarse(base)
@@ -190,6 +193,9 @@ def test_warm_started_solves_skip_the_coarse_stage():
     assert r.ok and seen
     assert all(coarse is (not warm) for warm, coarse in seen)
     assert any(warm for warm, _ in seen) and any(not warm for warm, _ in seen)   # the competitor's first: cold
+    # the slowly contracting competitor is solved to a tighter residual than the semantic branch
+    assert rtols == {"semantic": {SCALE_RTOL}, "uninformative": {SCALE_COMPETITOR_RTOL}}
+    assert SCALE_COMPETITOR_RTOL < SCALE_RTOL
 
 
 def test_no_fine_semantic_point_is_a_failure_not_a_number():

@@ -41,6 +41,13 @@ SCALE_RTOL = 1e-4
 curves' 1e-5 (α = 1.0012: not converged after 68 iterations from a start 3e-3 away, then retried at order 32 for
 minutes), which declared a spurious end; e_t differences that decide α_c there are ~1e-4 relative and more."""
 
+SCALE_COMPETITOR_RTOL = 1e-5
+"""Relative residual of the competitor's solves. The uninformative point at σ = 1.5 contracts slowly (growth
+factor 0.86–0.89), so a solve stops at a relative step of ``rtol`` about ``rtol/(1 − 0.89)`` ≈ 10·rtol from the
+fixed point: at :data:`SCALE_RTOL` its e_t depended on the start by up to 4e-5 (order 24, α = 1.01162: 0.0096583
+through the coarse stage, 0.0096996 warm without it, 8 iterations; order 16, α = 1.015: 0.0097249 and 0.0097505),
+i.e. ~2e-3 in α_c on the e_t gap's slope of 0.019. At 1e-5 the spread is ~10× smaller."""
+
 SCALE_RETRY_STEPS = 240
 """A competitor solve at the finer order that is not usable after ``MAX_STEPS`` from the interpolated start is
 solved once more from the model's own start with up to this many steps (σ = 1.5, α = 1.0121, order 16: the
@@ -235,7 +242,8 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     solver = _warm_fine(solver)
     R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
-                 stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS})
+                 stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS},
+                 rtols={comp: SCALE_COMPETITOR_RTOL})
     if competitor_q is not None and math.isfinite(competitor_q) and nodes_for_scale(competitor_q) > nodes:
         R.raise_order(comp, nodes_for_scale(competitor_q))
         out.competitor_nodes = R.order(comp)

@@ -220,13 +220,15 @@ class _Refiner:
     """Warm-started solves at arbitrary α (for Brent), predicted by linear interpolation of the state between
     the two nearest known points of the same branch. ``accept``: the states usable per branch; ``stability``: the
     branches whose growth factor is evaluated too (on the solver's default rule); ``retry``: per branch, a solve that
-    ends not usable is solved once more from the model's own start with that many steps (none by default)."""
+    ends not usable is solved once more from the model's own start with that many steps (none by default);
+    ``rtols``: per branch, a residual other than ``rtol``."""
 
     def __init__(self, params, known: dict[str, list], nodes, log: list, solver: PointSolver,
                  accept: dict[str, tuple[PointState, ...]], stability: tuple[str, ...] = (),
-                 rtol: float = CURVE_RTOL, retry: dict[str, int] | None = None):
+                 rtol: float = CURVE_RTOL, retry: dict[str, int] | None = None,
+                 rtols: dict[str, float] | None = None):
         self.params, self.nodes, self.log, self.solver, self.accept = params, nodes, log, solver, accept
-        self.stability, self.rtol, self.retry = stability, rtol, retry or {}
+        self.stability, self.rtol, self.retry, self.rtols = stability, rtol, retry or {}, rtols or {}
         self.known = {b: [s for s in v if point_state(s) in accept[b]] for b, v in known.items()}
         self.cache: dict[tuple[str, float], Any] = {}
         self.orders: dict[str, int] = {}
@@ -263,12 +265,12 @@ class _Refiner:
     def solve(self, branch, a):
         k = (branch, float(a))
         if k not in self.cache:
-            start, n = self._start(branch, a), self.order(branch)
+            start, n, rtol = self._start(branch, a), self.order(branch), self.rtols.get(branch, self.rtol)
             s = self.solver(self.params, float(a), branch, nodes=n, init=start,
-                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=self.rtol)
+                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=rtol)
             if self.retry.get(branch, 0) > MAX_STEPS and point_state(s) not in self.accept[branch]:
                 s = self.solver(self.params, float(a), branch, nodes=n, init=None,
-                                max_steps=self.retry[branch], stability=branch in self.stability, rtol=self.rtol)
+                                max_steps=self.retry[branch], stability=branch in self.stability, rtol=rtol)
             self.cache[k] = s
             st = point_state(s)
             if st in self.accept[branch]:
