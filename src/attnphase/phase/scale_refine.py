@@ -6,9 +6,10 @@ docs/theory_general.md "Split rule: the resolution follows the student's scale")
 (order 8 to ~1e-3 for q ≤ 0.7, :data:`~attnphase.theory.solver.SCALE_NODES`); at σ = 1.5 (q ≈ 1 at the lines)
 the order-4 curves and the order-8 solves disagree qualitatively about where the semantic branch exists. Here
 the semantic branch is followed again near the coarse α_c at the order the scale needs
-(:func:`~attnphase.theory.solver.nodes_for_scale`), its competitor solved at the same α's, and α_c is located on
-those solves: the e_t crossing, or the semantic branch's own end (birth/fold) where it is born already below the
-competitor. α_l follows on the semantic branch at that order.
+(:func:`~attnphase.theory.solver.nodes_for_scale`), its competitor solved at the same α's at the order its own q
+needs, and α_c is located on those solves: the e_t crossing (the follow stops at the first α where the semantic
+branch is no longer below its competitor), or the semantic branch's own end (birth/fold) where it is born already
+below the competitor. α_l follows on the semantic branch at that order.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .roots import Unrefinable, local_root
 
 SCALE_WINDOW = 0.05
 """The semantic branch is followed at the finer order from its first valid curve point at or above the coarse
-α_c + this, downwards (to α_c − :data:`SCALE_DEPTH` or below the coarse branch's end, whichever is lower)."""
+α_c + this, downwards (in one step to the coarse α_c, then towards α_c − :data:`SCALE_DEPTH` or below the coarse
+branch's end, whichever is lower, until it is no longer below its competitor)."""
 
 SCALE_DEPTH = 0.15
 """How far below the coarse α_c the finer-order semantic branch is followed at least."""
