@@ -46,9 +46,9 @@ minutes), which declared a spurious end; e_t differences that decide α_c there 
 SCALE_COMPETITOR_RTOL = 1e-5
 """Relative residual of the competitor's solves. The uninformative point at σ = 1.5 contracts slowly (growth
 factor 0.86–0.89), so a solve stops at a relative step of ``rtol`` about ``rtol/(1 − 0.89)`` ≈ 10·rtol from the
-fixed point: at :data:`SCALE_RTOL` its e_t depended on the start by up to 4e-5 (order 24, α = 1.01162: 0.0096583
-through the coarse stage, 0.0096996 warm without it, 8 iterations; order 16, α = 1.015: 0.0097249 and 0.0097505),
-i.e. ~2e-3 in α_c on the e_t gap's slope of 0.019. At 1e-5 the spread is ~10× smaller."""
+fixed point: at :data:`SCALE_RTOL` its e_t depended on the start by up to 2.6e-5 (order 16, α = 1.015: 0.0097249
+through the coarse stage, 0.0097505 without; the lead's order-16 values lie ~2e-5 below this helper's), i.e.
+~1e-3 in α_c on the e_t gap's slope of 0.019; at order 24, α = 1.05336, 0.0111967 (1e-4) vs 0.0112615 (1e-5)."""
 
 SCALE_RETRY_STEPS = 240
 """A competitor solve at the finer order that is not usable after ``MAX_STEPS`` from the interpolated start is
@@ -157,12 +157,16 @@ def resolution(points: list[dict[str, Any]]) -> str | None:
 
 
 def _warm_fine(solver: PointSolver) -> PointSolver:
-    """``solver`` with the coarse stage skipped (``coarse=False``) on every warm-started solve: at q ≳ 1 the
-    coarse order-4 rule's fixed point is ~1e-2 off, further than any warm start of the refinement, and the fine
-    stage then starts from there (σ = 1.5, uninformative, order 16, α = 1.015 from the point at 1.03: 52
-    iterations in 151 s through the coarse stage, 15 in 68 s without). Cold solves keep it."""
+    """``solver`` with the coarse stage skipped (``coarse=False``) on every warm-started solve of the semantic
+    branch: at q ≳ 1 the coarse order-4 rule's fixed point is ~1e-2 off, further than any warm start of the
+    refinement (σ = 1.5, order 16: e_t agreed to 1e-7 with the solves through the coarse stage). Not for the
+    competitor: the uninformative point at order 24, α = 1.01161, warm-started without it from the point at
+    1.01153 gave e_t 0.0096993 in 8 iterations (twice, at rtol 1e-4 and 1e-5) against 0.0096551 at 1.01153 and
+    0.0096583 at 1.01162 through the coarse stage — a jump of 4e-5 over Δα = 1e-4, not understood (open).
+    (Measured without it, uninformative, order 16, α = 1.015 from 1.03: 52 iterations through the coarse stage,
+    15 without, e_t 0.0097249 vs 0.0097505.) Cold solves keep it."""
     def solve(params, alpha, branch, *, init=None, **kw):
-        if init is not None:
+        if init is not None and branch == "semantic":
             kw.setdefault("coarse", False)
         return solver(params, alpha, branch, init=init, **kw)
     return solve
