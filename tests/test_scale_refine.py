@@ -9,7 +9,7 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import follow_branch
-from attnphase.phase.scale_refine import line_scale, scale_refine
+from attnphase.phase.scale_refine import SCALE_COMPETITOR_RTOL, SCALE_RTOL, line_scale, scale_refine
 from attnphase.theory import FixedPointSolution
 
 P = ModelParams(omega=0.3, sigma=1.5)
@@ -103,6 +103,101 @@ def test_a_competitor_that_fails_from_the_interpolated_start_is_solved_again_fro
     assert retried
 
 
+def test_a_crossing_above_the_fold_stops_the_follow_there():
+    """σ = 1.5: the order-16 semantic branch folds near 0.936 but crosses the uninformative point at 1.0145;
+    following it down to the fold cost 3–4 failed order-16 solves of 150–210 s each. The follow now stops at the
+    first α where the semantic e_t is not below its competitor: no semantic solve below that α, no end located."""
+    calls = []
+    solver = order_dependent(fold_fine=0.9, calls=calls)
+    br = _coarse(solver)
+    calls.clear()
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c_kind == "crossing" and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    sem = [c["alpha"] for c in calls if c["branch"] == "semantic"]
+    assert min(sem) >= r.alpha_c - 0.05 - 1e-9       # one step below the crossing at most, never to the fold
+    assert r.semantic_end is None
+    # the competitor is solved only from the coarse α_c down (and in Brent's bracket)
+    assert max(c["alpha"] for c in calls if c["branch"] == "uninformative") <= 1.05 + 1e-9
+    # a coarse α_c that is not a round number is checked too (the follow's α's are rounded to 1e-6)
+    calls.clear()
+    r = scale_refine(P, br, 1.0499996, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    assert [c["alpha"] for c in calls if c["branch"] == "uninformative"][0] == pytest.approx(1.05, abs=1e-6)
+
+
+def test_the_competitor_is_solved_at_its_own_scales_order():
+    """σ = 1.5: the uninformative point has q ≈ 1.7–1.9 near α_c (order 24 needed) while the semantic branch has
+    q ≈ 1 (order 16). The competitor is solved at its own order; the order-16 solve that showed its q is kept
+    in the records, marked superseded; the result says the competitor's order, and no resolution note remains."""
+    from attnphase.phase.scale_refine import resolution
+
+    calls = []
+    base = order_dependent(fold_fine=0.95, calls=calls)
+
+    def solver(params, alpha, branch, **kw):
+        s = base(params, alpha, branch, **kw)
+        return dataclasses.replace(s, q=1.8) if branch == "uninformative" else s
+
+    br = _coarse(solver)
+    calls.clear()
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and r.alpha_c == pytest.approx(1.0, abs=2e-5)
+    comp = [c["nodes"] for c in calls if c["branch"] == "uninformative"]
+    assert comp[0] == 16 and set(comp[1:]) == {24}
+    assert {c["nodes"] for c in calls if c["branch"] == "semantic"} == {16}
+    assert r.competitor == "uninformative" and r.competitor_nodes == 24
+    assert r.to_dict()["competitor_nodes"] == 24 and "uninformative point at nodes = 24" in r.note(4)
+    recs = [p for p in r.points if p["branch"] == "uninformative"]
+    assert [p["nodes"] for p in recs if "superseded" in p] == [16]
+    assert resolution(r.points) is None
+    # the same records without the order raised would be flagged (q = 1.8 at order 16: use nodes ≥ 24)
+    assert "nodes ≥ 24" in resolution([dict(p, nodes=16) for p in recs if "superseded" not in p])
+    # where the curves already give the competitor's q (the survey's uninformative rows), no order-16 solve of it
+    calls.clear()
+    r2 = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                      xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05, competitor_q=1.75)
+    assert r2.alpha_c == r.alpha_c and r2.competitor_nodes == 24
+    assert {c["nodes"] for c in calls if c["branch"] == "uninformative"} == {24}
+
+
+def test_competitor_scale_reads_the_survey_near_alpha_c():
+    import pandas as pd
+
+    from attnphase.phase.scale_refine import competitor_scale
+
+    fps = pd.DataFrame(dict(alpha=[0.8, 1.0, 1.1, 1.5, 1.0], kind=["uninformative"] * 4 + ["semantic"],
+                            q=[1.5, 1.7, 1.8, 2.5, 1.0]))
+    assert competitor_scale(fps, {}, "uninformative", 1.05) == 1.8      # 0.8 and 1.5 are outside ± 0.2
+    assert competitor_scale(fps, {}, "uninformative", 3.0) is None
+
+
+def test_warm_started_solves_skip_the_coarse_stage():
+    """At q ≳ 1 the order-4 coarse stage is further off than a warm start: every warm-started semantic solve of the
+    refinement asks for ``coarse=False``; the competitor's solves and cold ones do not."""
+    base = order_dependent(fold_fine=0.95)
+    seen = []
+
+    rtols = {}
+
+    def solver(params, alpha, branch, *, init=None, **kw):
+        seen.append((init is not None and branch == "semantic", kw.get("coarse", True)))
+        rtols.setdefault(branch, set()).add(kw.get("rtol"))
+        return base(params, alpha, branch, init=init, **kw)
+
+    br = _coarse(base)
+    r = scale_refine(P, br, 1.05, "crossing", "uninformative", 1.05, EPS_LIN, nodes=16, q=1.0, solver=solver,
+                     xtol=1e-5, end_xtol=1e-3, alpha_hi=1.5, alpha_min=0.05)
+    assert r.ok and seen
+    assert all(coarse is (not warm) for warm, coarse in seen)
+    assert any(warm for warm, _ in seen) and any(not warm for warm, _ in seen)
+    # the slowly contracting competitor is solved to a tighter residual than the semantic branch
+    assert rtols == {"semantic": {SCALE_RTOL}, "uninformative": {SCALE_COMPETITOR_RTOL}}
+    assert SCALE_COMPETITOR_RTOL < SCALE_RTOL
+
+
 def test_no_fine_semantic_point_is_a_failure_not_a_number():
     solver = order_dependent(fold_fine=9.0)
     br = _coarse(solver)
@@ -113,12 +208,13 @@ def test_no_fine_semantic_point_is_a_failure_not_a_number():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)      # one σ = 1.5 transition with the order-16 refinement: > 10 min on 2 cores
+@pytest.mark.timeout(3600)      # one σ = 1.5 transition with the order-16 refinement: > 10 min on 2 shared cores
 def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves():
-    """σ = 1.5 (q ≈ 1 at the lines: order 16 needed). The old code kept the curves' (order 4, 1.053) or the
-    order-8 crossing (1.018); at order 16 the crossing is at 1.0145 (docs/theory_general.md). Now
-    α_c is located at order 16, and independent order-16 solves (semantic warm-started from an order-4 point at
-    α = 1.2, no continuation; the uninformative point cold) 0.01 outside its bracket see the global minimum flip."""
+    """σ = 1.5 (q ≈ 1 on the semantic branch at the lines: order 16; q ≈ 1.7 at the uninformative point: order
+    24). The old code kept the curves' (order 4, 1.053) or the order-8 crossing (1.018); the semantic branch at
+    order 16 against the uninformative point at order 24 cross at 1.0116 (docs/theory_general.md). Independent
+    solves (semantic at order 16 warm-started from an order-4 point at α = 1.2, no continuation; the uninformative
+    point cold at the competitor's recorded order) 0.01 outside the bracket see the global minimum flip."""
     pytest.importorskip("attnphase.theory")
     import numpy as np
 
@@ -127,15 +223,17 @@ def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves
 
     r = transition(P, alphas=np.round(np.arange(0.8, 1.31, 0.1), 6), mixed_alphas=[])
     assert not any("table value kept" in n for n in r.notes), r.notes
+    assert not any("use nodes ≥" in n for n in r.notes), r.notes      # each point at its own scale's order
     sr = r.scale_refinement
     assert sr["ok"] and sr["nodes"] == 16 and r.alpha_c_nodes == 16
+    assert sr["competitor"] == "uninformative" and sr["competitor_nodes"] == 24
     lo, hi = sr["alpha_c_bracket"]
     assert lo <= r.alpha_c <= hi and hi - lo < 0.01
     seed = solve_point(P, 1.2, "semantic", nodes=4, stability=False)
 
     def semantic_is_global(a):
         s = solve_point(P, a, "semantic", nodes=16, init=seed, stability=True, max_steps=150)
-        u = solve_point(P, a, "uninformative", nodes=16, stability=True, max_steps=150)
+        u = solve_point(P, a, "uninformative", nodes=sr["competitor_nodes"], stability=True, max_steps=150)
         assert u.converged
         ok = s.converged and s.stability <= 1.0 and abs(s.theta) > 1e-3 * P.sigma * math.sqrt(s.q)
         return ok and s.e_t < u.e_t

@@ -188,8 +188,8 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
     lo, hi = float(grid_a[0]), float(grid_a[-1])
     if cfg.refine and (a_c is not None or a_l is not None):
         step = min(0.25 * float(np.min(np.diff(grid_a))), max(0.005, 20 * cfg.xtol))
-        a_c, a_l, _ = _refine(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
-                              solver)
+        a_c, a_l, _, _ = _refine(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
+                                 solver)
     c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, a_c, a_l, lo, hi, lo, hi)
     g = g.merge(sem[["alpha", "state"]].rename(columns={"state": "state_sem"}), on="alpha", how="left")
     g = g.merge(pos[["alpha", "state"]].rename(columns={"state": "state_pos"}), on="alpha", how="left")

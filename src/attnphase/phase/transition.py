@@ -26,7 +26,7 @@ from .continuation import (CURVE_RTOL, END_XTOL, MAX_STEPS, Branch, BranchPoint,
                            _admissible, _vec, branch_table, default_solver, follow_branch, point_state)
 from ..theory.solver import nodes_for_scale, resolution_note
 from .roots import Unrefinable, local_root, table_root
-from .scale_refine import line_scale, scale_refine
+from .scale_refine import competitor_scale, line_scale, resolution, scale_refine
 from .stability import global_minimum, mixed_at, spinodal, survey, valid_rows
 
 DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
@@ -220,18 +220,38 @@ class _Refiner:
     """Warm-started solves at arbitrary α (for Brent), predicted by linear interpolation of the state between
     the two nearest known points of the same branch. ``accept``: the states usable per branch; ``stability``: the
     branches whose growth factor is evaluated too (on the solver's default rule); ``retry``: per branch, a solve that
-    ends not usable is solved once more from the model's own start with that many steps (none by default)."""
+    ends not usable is solved once more from the model's own start with that many steps (none by default);
+    ``rtols``: per branch, a residual other than ``rtol``."""
 
     def __init__(self, params, known: dict[str, list], nodes, log: list, solver: PointSolver,
                  accept: dict[str, tuple[PointState, ...]], stability: tuple[str, ...] = (),
-                 rtol: float = CURVE_RTOL, retry: dict[str, int] | None = None):
+                 rtol: float = CURVE_RTOL, retry: dict[str, int] | None = None,
+                 rtols: dict[str, float] | None = None):
         self.params, self.nodes, self.log, self.solver, self.accept = params, nodes, log, solver, accept
-        self.stability, self.rtol, self.retry = stability, rtol, retry or {}
+        self.stability, self.rtol, self.retry, self.rtols = stability, rtol, retry or {}, rtols or {}
         self.known = {b: [s for s in v if point_state(s) in accept[b]] for b, v in known.items()}
         self.cache: dict[tuple[str, float], Any] = {}
+        self.orders: dict[str, int] = {}
+
+    def order(self, branch) -> int:
+        """The outer order ``branch`` is solved at (``nodes`` unless raised)."""
+        return self.orders.get(branch, self.nodes)
+
+    def raise_order(self, branch, nodes: int) -> None:
+        """Solve ``branch`` at ``nodes`` from now on: its cached solves are dropped (their log entries marked
+        ``superseded``); its known points stay, as warm starts only."""
+        self.orders[branch] = int(nodes)
+        for k in [k for k in self.cache if k[0] == branch]:
+            del self.cache[k]
+        for r in self.log:
+            if r["branch"] == branch and "superseded" not in r:
+                r["superseded"] = f"solved again at nodes = {nodes}"
 
     def _start(self, branch, a):
         pts = sorted(self.known[branch], key=lambda s: s.alpha)
+        if branch in self.orders:       # raised: interpolate between points at the new order once there are two
+            own = [s for s in pts if getattr(s, "nodes", None) == self.orders[branch]]
+            pts = own if len(own) >= 2 else pts
         if not pts:
             return None
         lo = [s for s in pts if s.alpha <= a]
@@ -245,12 +265,12 @@ class _Refiner:
     def solve(self, branch, a):
         k = (branch, float(a))
         if k not in self.cache:
-            start = self._start(branch, a)
-            s = self.solver(self.params, float(a), branch, nodes=self.nodes, init=start,
-                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=self.rtol)
+            start, n, rtol = self._start(branch, a), self.order(branch), self.rtols.get(branch, self.rtol)
+            s = self.solver(self.params, float(a), branch, nodes=n, init=start,
+                            max_steps=MAX_STEPS, stability=branch in self.stability, rtol=rtol)
             if self.retry.get(branch, 0) > MAX_STEPS and point_state(s) not in self.accept[branch]:
-                s = self.solver(self.params, float(a), branch, nodes=self.nodes, init=None,
-                                max_steps=self.retry[branch], stability=branch in self.stability, rtol=self.rtol)
+                s = self.solver(self.params, float(a), branch, nodes=n, init=None,
+                                max_steps=self.retry[branch], stability=branch in self.stability, rtol=rtol)
             self.cache[k] = s
             st = point_state(s)
             if st in self.accept[branch]:
@@ -258,7 +278,7 @@ class _Refiner:
             self.log.append(dict(branch=branch, alpha=float(a), e_t=s.e_t, eps_g=s.eps_g, q=s.q,
                                  stability=s.stability, converged=bool(s.converged), state=st.value,
                                  iterations=s.iterations,
-                                 nodes=int(getattr(s, "nodes", 0) or 0)))
+                                 nodes=int(getattr(s, "nodes", 0) or n)))
         return self.cache[k]
 
     def valid(self, branch, a):
@@ -270,8 +290,10 @@ class _Refiner:
 
 
 def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, xtol, step, log, solver):
-    """Brent refinement of the table estimates of α_c and α_l."""
+    """Brent refinement of the table estimates of α_c and α_l at order ``nodes``. Returns α_c, α_l, the order
+    α_l was located at (``nodes`` where refined, None where the table value was kept) and the notes."""
     notes: list[str] = []
+    l_nodes = None
     pos_ok = (PointState.OK, PointState.COLLAPSED) if against == "uninformative" else (PointState.OK,)
     R = _Refiner(params, {b: branches[b].valid() if b == "semantic" else
                           [p for p in list(branches[b]) + branches[b].extra if p.state in pos_ok]
@@ -295,19 +317,21 @@ def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, x
         if r is None:
             notes.append("α_l refinement failed; table value kept")
         else:
-            alpha_l = r
-    return alpha_c, alpha_l, notes
+            alpha_l, l_nodes = r, nodes
+    return alpha_c, alpha_l, l_nodes, notes
 
 
-def _refine_l(params, branches, guess, lo, hi, resolutions, xtol, log, solver, el, notes) -> float:
+def _refine_l(params, branches, guess, lo, hi, resolutions, xtol, log, solver, el, notes
+              ) -> tuple[float, int | None]:
     """α_l refined by Brent on the semantic branch's ε_g − ε_lin near the table value ``guess`` (in
     ``[lo, hi]``): when α_l comes from the global minimum's table (α_c from its change of kind), or the first
     refinement failed. Tried at each outer order of ``resolutions`` in turn (the solver's, then the curves'
-    own: near the branch's end the finer rule's branch can end elsewhere, σ = 1, ω = 0.05)."""
+    own: near the branch's end the finer rule's branch can end elsewhere, σ = 1, ω = 0.05). Returns α_l and the
+    order it was located at; None for the order where ``guess`` is returned unrefined."""
     valid = branches["semantic"].valid()
     lo = max([lo] + [p.alpha for p in valid[:1]])
     if not lo < hi:
-        return float(guess)
+        return float(guess), None
     step = max(0.005, 20 * xtol)
     for k, n in enumerate(dict.fromkeys(resolutions)):
         R = _Refiner(params, {"semantic": valid}, n, log, solver, dict(semantic=(PointState.OK,)))
@@ -316,9 +340,9 @@ def _refine_l(params, branches, guess, lo, hi, resolutions, xtol, log, solver, e
         if r is not None:
             if k:
                 notes.append(f"α_l refined at nodes = {n} (the finer solves failed near it)")
-            return float(r)
+            return float(r), int(n)
     notes.append("α_l refinement on the semantic branch failed; table value kept")
-    return float(guess)
+    return float(guess), None
 
 
 def _semantic_above_lin(gm, el: float) -> bool:
@@ -486,6 +510,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     against = _against(g, alpha_c, branches)
     a_c_grid, a_l_grid = alpha_c, alpha_l
     a_c_ref = a_l_ref = None
+    l_at = curve_nodes      # the order α_l was located at (the tables' until a refinement locates it)
     notes: list[str] = []
     refined: list[dict[str, Any]] = []
     # the order the student's scale near the lines needs (the split rule only): where it exceeds ``nodes``, α_c
@@ -498,8 +523,9 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if progress:
             progress("refine", 0, 1)
         step = min(0.25 * float(np.min(np.diff(grid))), max(0.005, 20 * xtol))
-        alpha_c, alpha_l, more = _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo, hi, xtol, step,
-                                         refined, solver)
+        alpha_c, alpha_l, refined_at, more = _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo, hi,
+                                                     xtol, step, refined, solver)
+        l_at = refined_at or l_at
         a_c_ref = alpha_c if alpha_c != a_c_grid else None
         a_l_ref = alpha_l if alpha_l != a_l_grid else None
         notes.extend(more)
@@ -526,9 +552,12 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                                                            f"; the e_t crossing at {alpha_c:.4g} is not it"))
                 alpha_c = sw.alpha_c
                 a_l_table = _alpha_l_global(gm, alpha_c, alpha_l, el, branches["semantic"])
+                if a_l_table != alpha_l:
+                    l_at = curve_nodes      # the global minimum's table
                 if a_l_table is not None and a_l_table != alpha_l and a_l_table > alpha_c and refine:
-                    a_l_table = _refine_l(params, branches, a_l_table, alpha_c, hi, (nodes, curve_nodes), xtol,
-                                          refined, solver, el, notes)
+                    a_l_table, at = _refine_l(params, branches, a_l_table, alpha_c, hi, (nodes, curve_nodes), xtol,
+                                              refined, solver, el, notes)
+                    l_at = at or curve_nodes
                 alpha_l = a_l_table
             against, c_kind = sw.against, sw.kind
         while (extend and alpha_c is not None and alpha_l is None and hi < alpha_max - 1e-9
@@ -543,27 +572,28 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                                       stability_nodes=stab_nodes))
             gm = global_minimum(fps)
             sem, pos, g, _, _ = _tables(branches, el)
-            alpha_l = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"])
+            alpha_l, l_at = _alpha_l_global(gm, alpha_c, None, el, branches["semantic"]), curve_nodes
             if alpha_l is not None and refine:
-                alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
-                                    solver, el, notes)
+                alpha_l, at = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
+                                        solver, el, notes)
+                l_at = at or curve_nodes
         failed = "α_l refinement failed; table value kept"
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
         if (refine and alpha_l is not None and alpha_c is not None and failed in notes and alpha_l > alpha_c
                 and len(above) and above["global_kind"].iloc[0] == "semantic"):
             notes.remove(failed)
-            before = len(notes)
-            alpha_l = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver, el,
-                                notes)
-            if len(notes) == before:
+            alpha_l, at = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver,
+                                    el, notes)
+            if at is not None:
                 notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
+            l_at = curve_nodes
     scaled = None
     if scale_nodes is not None and alpha_c is not None:
         if progress:
             progress(f"refine at nodes = {scale_nodes}", 0, 1)
         scaled = scale_refine(params, branches, alpha_c, c_kind, against, alpha_l, el, nodes=scale_nodes,
                               q=q_lines, solver=solver, xtol=xtol, end_xtol=end_xtol, alpha_hi=hi,
-                              alpha_min=alpha_min)
+                              alpha_min=alpha_min, competitor_q=competitor_scale(fps, branches, against, alpha_c))
         notes.append(scaled.note(curve_nodes))
         if scaled.ok:
             alpha_c, c_kind = scaled.alpha_c, scaled.alpha_c_kind
@@ -594,7 +624,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
     if scaled is not None and scaled.ok:
-        scale = resolution_note(max(p["q"] for p in scaled.points if p["state"] == "ok" and "q" in p), scale_nodes)
+        scale = resolution(scaled.points)       # each point against its own order (the competitor's may be finer)
         scale = None if scale is None else f"α_c located with the split rule at nodes = {scale_nodes}: {scale}"
     else:
         scale = _scale_note(branches, [a for a in (alpha_c, alpha_l) if a is not None], nodes) if split_rule else None
@@ -611,11 +641,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                  solves={b: br.solves for b, br in branches.items()})
     if scaled is not None and scaled.ok:
         c_nodes = scale_nodes
-        l_nodes = scale_nodes if scaled.alpha_l is not None else _l_order(notes, nodes, curve_nodes, refine)
+        l_nodes = scale_nodes if scaled.alpha_l is not None else l_at
     else:
         c_nodes = _c_order(c_kind, c_location, alpha_c, a_c_ref, nodes, curve_nodes)
-        l_nodes = c_nodes if alpha_l is not None and alpha_l == alpha_c else _l_order(notes, nodes, curve_nodes,
-                                                                                        refine and alpha_l != a_l_grid)
+        l_nodes = c_nodes if alpha_l is not None and alpha_l == alpha_c else l_at
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
@@ -631,13 +660,6 @@ def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_node
     if kind == "competitor loses stability":
         return int(location.get("nodes", curve_nodes))
     return nodes if refined is not None and alpha_c == refined else curve_nodes
-
-
-def _l_order(notes: list[str], nodes: int, curve_nodes: int, refined: bool) -> int:
-    """The order α_l was located at (best effort from what the refinements said in ``notes``)."""
-    fell_back = any(n.startswith(("α_l refinement failed", "α_l refinement on the semantic branch failed"))
-                    or n.startswith(f"α_l refined at nodes = {curve_nodes}") for n in notes)
-    return nodes if refined and not fell_back else curve_nodes
 
 
 def at_zero_q(sol, sigma: float) -> bool:

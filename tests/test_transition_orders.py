@@ -1,0 +1,56 @@
+"""The order α_l is located at comes from the refinements' own results (``_refine``, ``_refine_l`` return it),
+not from the notes' text (MODEL.md §6 "Transition"; docs/theory_general.md, issue 11, helper hA)."""
+
+import pandas as pd
+import pytest
+
+from attnphase.model import ModelParams
+from attnphase.phase.continuation import follow_branch
+from attnphase.phase.transition import _refine, _refine_l
+from attnphase.theory import FixedPointSolution
+
+P = ModelParams(omega=0.3)
+EPS_LIN = 0.02
+
+
+def stand_in(fail_nodes=()):
+    """Semantic ε_g = 0.03 − 0.01 α (meets ε_lin = 0.02 at α = 1), positional ε_g = 0.04; e_t^sem − e_t^pos =
+    0.001 (1.1 − α). Solves at an order in ``fail_nodes`` do not converge."""
+    def solve(params, alpha, branch, *, nodes=None, init=None, max_steps=300, stability=True, **kw):
+        conv = (nodes or 8) not in fail_nodes
+        sem = branch == "semantic"
+        e_t = 0.01 * alpha + (0.001 * (1.1 - alpha) if sem else 0.0)
+        eps_g = 0.03 - 0.01 * alpha if sem else 0.04
+        return FixedPointSolution(float(alpha), branch, params, 0.1, 0.0 if sem else 0.3, 3.0, 0.2 if sem else 0.0,
+                                  0.1, 0.0, 0.05, 0.01, eps_g, e_t, conv, 10, 1e-7,
+                                  "converged" if conv else "not converged", 0.5, True, nodes or 8)
+    return solve
+
+
+def _branches():
+    grid = [0.8, 0.9, 1.0, 1.1, 1.2, 1.3]
+    solver = stand_in()
+    return {"semantic": follow_branch(P, grid[::-1], "semantic", nodes=4, solver=solver),
+            "positional": follow_branch(P, grid, "positional", nodes=4, solver=solver)}
+
+
+def test_refine_returns_the_order_alpha_l_was_located_at():
+    br = _branches()
+    g = pd.DataFrame(dict(alpha=[0.9, 1.0, 1.1, 1.2], global_branch="semantic", eps_lin=EPS_LIN))
+    a_c, a_l, l_nodes, notes = _refine(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [], stand_in())
+    assert a_l == pytest.approx(1.0, abs=1e-5) and l_nodes == 8 and not notes
+    # the solves at order 8 fail: the table value is kept, and its order is not the refinement's
+    a_c, a_l, l_nodes, notes = _refine(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [],
+                                       stand_in(fail_nodes=(8,)))
+    assert a_l == 0.98 and l_nodes is None
+
+
+def test_refine_l_says_its_order_with_or_without_a_note():
+    br = _branches()
+    notes: list[str] = []
+    a_l, n = _refine_l(P, br, 0.98, 0.8, 1.3, (8, 4), 1e-6, [], stand_in(fail_nodes=(8,)), EPS_LIN, notes)
+    assert a_l == pytest.approx(1.0, abs=1e-5) and n == 4
+    # nothing to refine on (lo ≥ hi): the guess comes back unrefined, without a note — and without an order
+    notes.clear()
+    a_l, n = _refine_l(P, br, 1.35, 1.3, 1.3, (8, 4), 1e-6, [], stand_in(), EPS_LIN, notes)
+    assert a_l == 1.35 and n is None and not notes
