@@ -211,7 +211,8 @@ def test_batch_equals_one_at_a_time_and_unconverged_is_reported(L):
     for b, o in zip(batch, one):
         assert b.status == o.status
         for k in ("q", "theta", "V", "e_t", "eps_g"):
-            np.testing.assert_allclose(b.values[k], o.values[k], rtol=1e-9)
+            # atol: at ω = 0.5 the point collapses to q = 0 (q ~ 2e-15, round-off of a different batch shape)
+            np.testing.assert_allclose(b.values[k], o.values[k], rtol=1e-9, atol=1e-13)
     bad = solve(p, 1.0, "semantic", qmc_config=QMCConfig(points=256, scrambles=2), max_steps=2)
     assert bad.status is Status.MAX_STEPS and not bad.converged
     assert np.isnan(bad.values["q"]) and np.isnan(bad.values["e_t"]) and bad.last is not None

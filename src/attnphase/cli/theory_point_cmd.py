@@ -78,7 +78,8 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     (``growth``: the largest growth factor there; None where the closed form does not apply), and below which λ
     a positional / semantic branch leaves it (growth factor 1 against m, θ; closed form, any L, r, r*, A, P
     with L·r* ≤ 6). ``closed_form`` (the engine's ``significance["closed_form"]``): the closed-form V and e_t,
-    quoted next to the QMC values, with their integration error where the record has it. Used by the split rule and by the engine (``significance["zero_q"]``)."""
+    quoted next to the QMC values, with their integration error where the record has it. Used by the split rule
+    and by the engine (``significance["zero_q"]``)."""
     import math
 
     from ..theory.zero_point import branch_onsets

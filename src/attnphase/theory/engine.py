@@ -268,9 +268,17 @@ def even_hats(h: Hats, rho: int) -> Hats:
     return h._replace(q_hat=h.q_hat * keep, V_hat=h.V_hat * keep, theta_hat=h.theta_hat * sig, M_hat=h.M_hat * sig)
 
 
-@lru_cache(maxsize=32)
 def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool = False,
                   even: bool = False, gauge: bool = True, m_proj: tuple | None = None):
+    """:func:`_stored_map` with every argument passed by position, so that one structure has one cache entry
+    however the caller spells it (``lru_cache`` keys keyword and positional calls apart: a second entry is a
+    second program, traced or loaded again)."""
+    return _stored_map(L, r, rs, k, A, P, branch, bool(warm), bool(even), bool(gauge), m_proj)
+
+
+@lru_cache(maxsize=32)
+def _stored_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str, warm: bool, even: bool,
+                gauge: bool, m_proj: tuple | None):
     """The jit-compiled map over rows (point, scramble): X (R, n), knobs (R,), scramble index (R,) into the point
     sets xi (S, N, L, r), y (S, N, L, r*), and the previous minimisers h (R, N, 2, L, r) (used by the ``warm``
     map only: :func:`prox_general.prox_warm` instead of the global multi-start prox). One compiled function
@@ -310,6 +318,9 @@ def _compiled_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: s
     fn = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, 0 if warm else None)))
     static = (L, r, rs, k, A, P, branch, warm, even, gauge, m_proj)
     return exported_programs.StoredProgram("engine._compiled_map", fn, static, MAP_AXES)
+
+
+_compiled_map.cache_clear = _stored_map.cache_clear      # type: ignore[attr-defined]
 
 
 MAP_AXES = (("R", None), ("R",), ("R",), ("S", "N", None, None), ("S", "N", None, None),

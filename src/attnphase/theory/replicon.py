@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import xla_cache
 from . import channel_general as CG
 from . import prox_general as PG
 from .state import OrderParams, flatten, unflatten
@@ -111,6 +112,7 @@ _TERMS: dict = {}
 def _compiled_terms(L, r, rs, k, A, P, windows):
     """:func:`_terms` jit-compiled once per structure (and gap windows)."""
     key = (L, r, rs, k, A, P, windows)
+    xla_cache.enable()
     if key not in _TERMS:
         A_, P_, off = np.asarray(A), np.asarray(P), PG.start_offsets(L, r)
         _TERMS[key] = jax.jit(lambda xf, kn, xi, y: _terms(xf, kn, xi, y, A_, P_, off, r, k, rs, windows))
