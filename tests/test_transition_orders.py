@@ -54,3 +54,19 @@ def test_refine_l_says_its_order_with_or_without_a_note():
     notes.clear()
     a_l, n = _refine_l(P, br, 1.35, 1.3, 1.3, (8, 4), 1e-6, [], stand_in(), EPS_LIN, notes)
     assert a_l == 1.35 and n is None and not notes
+
+
+def test_transition_falls_back_to_the_curves_order_for_alpha_l_when_the_finer_solves_fail():
+    """End to end through ``transition``: every order-8 solve fails, so the first refinement keeps the table's
+    α_l (flagged by its returned order, not by reading the notes); α_l is then located on the semantic branch at
+    the curves' order 4, where the stand-in's ε_g = 0.03 − 0.01 α meets ε_lin, and the result says order 4.
+    The failed refinement's note is replaced by the fallback's."""
+    import numpy as np
+
+    from attnphase.phase.transition import L_REFINE_FAILED, transition
+    r = transition(P, alphas=np.round(np.arange(0.6, 1.6001, 0.1), 4), nodes=8, curve_nodes=4,
+                   solver=stand_in(fail_nodes=(8,)))
+    assert r.alpha_l is not None and 0.03 - 0.01 * r.alpha_l == pytest.approx(r.eps_lin, abs=1e-6)
+    assert r.alpha_l_nodes == 4
+    assert L_REFINE_FAILED not in r.notes
+    assert "α_l refined at nodes = 4 (the nodes = 8 solves failed near it)" in r.notes

@@ -289,6 +289,10 @@ class _Refiner:
         return s
 
 
+L_REFINE_FAILED = "α_l refinement failed; table value kept"
+"""The note of :func:`_refine` where it tried α_l and kept the table value (its returned order is None then)."""
+
+
 def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, xtol, step, log, solver):
     """Brent refinement of the table estimates of α_c and α_l at order ``nodes``. Returns α_c, α_l, the order
     α_l was located at (``nodes`` where refined, None where the table value was kept) and the notes."""
@@ -315,7 +319,7 @@ def _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo_a, hi_a, x
         r = local_root(lambda a: R.valid(br, a).eps_g - el, max(alpha_l, lo), lo, hi_a, sign_below=+1.0,
                        step=step, xtol=xtol)
         if r is None:
-            notes.append("α_l refinement failed; table value kept")
+            notes.append(L_REFINE_FAILED)
         else:
             alpha_l, l_nodes = r, nodes
     return alpha_c, alpha_l, l_nodes, notes
@@ -511,6 +515,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     a_c_grid, a_l_grid = alpha_c, alpha_l
     a_c_ref = a_l_ref = None
     l_at = curve_nodes      # the order α_l was located at (the tables' until a refinement locates it)
+    l_failed = False        # the first refinement tried α_l and kept the table value
     notes: list[str] = []
     refined: list[dict[str, Any]] = []
     # the order the student's scale near the lines needs (the split rule only): where it exceeds ``nodes``, α_c
@@ -525,6 +530,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         step = min(0.25 * float(np.min(np.diff(grid))), max(0.005, 20 * xtol))
         alpha_c, alpha_l, refined_at, more = _refine(params, branches, g, alpha_c, alpha_l, against, nodes, lo, hi,
                                                      xtol, step, refined, solver)
+        l_failed = alpha_l is not None and refined_at is None
         l_at = refined_at or l_at
         a_c_ref = alpha_c if alpha_c != a_c_grid else None
         a_l_ref = alpha_l if alpha_l != a_l_grid else None
@@ -577,11 +583,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 alpha_l, at = _refine_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
                                         solver, el, notes)
                 l_at = at or curve_nodes
-        failed = "α_l refinement failed; table value kept"
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
-        if (refine and alpha_l is not None and alpha_c is not None and failed in notes and alpha_l > alpha_c
+        if (refine and alpha_l is not None and alpha_c is not None and l_failed and alpha_l > alpha_c
                 and len(above) and above["global_kind"].iloc[0] == "semantic"):
-            notes.remove(failed)
+            notes.remove(L_REFINE_FAILED)
             alpha_l, at = _refine_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver,
                                     el, notes)
             if at is not None:
