@@ -169,7 +169,8 @@ class Ladder:
         parts = [what] if what else []
         if self.failed is not None and self.bracket_tol is not None and not self.reached:
             lo, hi = self.bracket
-            parts.append(f"end between {lo:.4g} and {hi:.4g}")
+            what_ = "lost" if self.failed in self.partial else "end"     # partial: the path broke, not the branch
+            parts.append(f"{what_} between {lo:.4g} and {hi:.4g}")
         end = self.end
         parts.append(f"step {self.steps + 1}: {self.name} = {self.next_value():.4g}" if end is LadderEnd.RUNNING
                      else end.value.replace("_", " "))
