@@ -1040,13 +1040,14 @@ def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarra
     docs/theory_general.md, "The engine next to a q = 0 onset"."""
     from .onset_newton import crawling, newton_candidates, zero_attracts
     p = job.params
-    k, rs = p.k, p.r_star
-    n = 1 + k + rs + 1
+    n = sum(a * b for a, b in shapes(1, p.k, p.r_star))
+    at = OrderParams(*(np.asarray(b).ravel() for b in unflatten(np.arange(n), 1, p.k, p.r_star)))  # positions
+    iq, overlaps = int(at.q[0]), np.concatenate([at.M, at.theta])     # q; the blocks that scale like √q
     free = np.ones(n, bool)
     if "M_hat" in _PINNED[job.branch]:
-        free[1:1 + k] = False
+        free[at.M] = False
     if "theta_hat" in _PINNED[job.branch]:
-        free[1 + k:1 + k + rs] = False
+        free[at.theta] = False
     nfree = int(free.sum())
     total = len(pts) * S
     attracts: dict[int, bool] = {}
@@ -1059,8 +1060,8 @@ def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarra
     def hook(X, FX, rows, hist):
         cand = np.full_like(X, np.nan)
         floor = ZERO_Q * sigma_rows ** 2
-        sel = np.array([i for i in np.nonzero(rows)[0] if X[i, 0] >= floor[i]
-                        and crawling(list(hist[i][np.isfinite(hist[i])]), float(X[i, 0]), float(sigma_rows[i]))], int)
+        sel = np.array([i for i in np.nonzero(rows)[0] if X[i, iq] >= floor[i]
+                        and crawling(list(hist[i][np.isfinite(hist[i])]), float(X[i, iq]), float(sigma_rows[i]))], int)
         if not len(sel):
             return cand
         rep = np.repeat(sel, nfree)
@@ -1073,15 +1074,16 @@ def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarra
                 out.append(np.where(np.asarray(ok)[:, None], fx, np.nan))
             return np.concatenate(out)
 
-        cand[sel] = newton_candidates(batch, X[sel], FX[sel], free, [to_zero(i // S) for i in sel], v_index=n - 1)
+        cand[sel] = newton_candidates(batch, X[sel], FX[sel], free, [to_zero(i // S) for i in sel],
+                                      v_index=int(at.V[0]))
         # a step to q = 0 stops at ZERO_FLOOR·ZERO_Q σ² (the overlaps scaled with √q): from there the plain
         # iteration settles at its round-off floor (q ~ 1e-15), which zero_q_record reports as the q = 0 point;
         # a Newton step below it lands where the relative residual of M, θ is round-off and never converges
-        low = np.nonzero(np.isfinite(cand[:, 0]) & (cand[:, 0] < ZERO_FLOOR * floor))[0]
+        low = np.nonzero(np.isfinite(cand[:, iq]) & (cand[:, iq] < ZERO_FLOOR * floor))[0]
         for i in low:
             q_new = ZERO_FLOOR * floor[i]
-            cand[i, 1:n - 1] = X[i, 1:n - 1] * math.sqrt(q_new / X[i, 0])
-            cand[i, 0] = q_new
+            cand[i, overlaps] = X[i, overlaps] * math.sqrt(q_new / X[i, iq])
+            cand[i, iq] = q_new
         return cand
 
     return hook
