@@ -24,6 +24,7 @@ The reported ``value`` is the smooth part (the one a minimum's Hessian sees); ``
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING, Sequence
 
 import jax
@@ -106,17 +107,12 @@ def _terms(xf, knobs, xi, y, A, P, offsets, r, k, rs, windows):
     return K, Kj, frac, jnp.max(out.gn), jnp.mean(sep)
 
 
-_TERMS: dict = {}
-
-
+@lru_cache(maxsize=32)
 def _compiled_terms(L, r, rs, k, A, P, windows):
-    """:func:`_terms` jit-compiled once per structure (and gap windows)."""
-    key = (L, r, rs, k, A, P, windows)
+    """:func:`_terms` jit-compiled once per structure (and gap windows), as the engine's maps."""
     xla_cache.enable()
-    if key not in _TERMS:
-        A_, P_, off = np.asarray(A), np.asarray(P), PG.start_offsets(L, r)
-        _TERMS[key] = jax.jit(lambda xf, kn, xi, y: _terms(xf, kn, xi, y, A_, P_, off, r, k, rs, windows))
-    return _TERMS[key]
+    A_, P_, off = np.asarray(A), np.asarray(P), PG.start_offsets(L, r)
+    return jax.jit(lambda xf, kn, xi, y: _terms(xf, kn, xi, y, A_, P_, off, r, k, rs, windows))
 
 
 def replicon_at(params, alpha: float, x: OrderParams, xi, y, windows: Sequence[float] = GAP_WINDOWS) -> dict:
