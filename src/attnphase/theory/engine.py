@@ -42,7 +42,9 @@ from .stability_general import with_stability
 from .starts import default_init, start_vector
 from .state import OrderParams
 
-_compiled_map = compiled_map   # the former private name, for tests/test_exported_programs.py (not yet moved)
+# the former private names, for tests outside tests/theory (test_exported_programs, test_precision) not yet moved
+_compiled_map = compiled_map
+_points = qmc_points
 
 __all__ = ["solve_batch", "solve", "QMCConfig", "GeneralSolution", "BRANCHES", "SCALARS", "PINNED", "DEFINING",
            "FULL_PROX_EVERY", "SIGNIFICANCE_K", "SPREAD_LIMIT", "RESOLUTION_SHRINK", "COARSE_RTOL", "DAMPING",
