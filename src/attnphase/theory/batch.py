@@ -31,6 +31,7 @@ from .symmetry import stabiliser_projector
 
 
 def as_batch(name, values, B):
+    """``values`` (one number, or one per point) as an array of the batch's ``B`` points; ParameterError else."""
     a = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if a.size == 1:
         a = np.full(B, a[0])
@@ -95,9 +96,9 @@ def solve_core(params: ModelParams, alphas: Sequence[float] | float, branch: str
     damping = default_damping(params, branch) if auto_damping else check_range("damping", damping, lo=0.0,
                                                                              lo_open=True, hi=1.0)
     job = Job(params, branch, al, om, sg, lm, rtol, max_steps, damping, anderson, full_prox_every,
-               significance, bool(even), backtrack, auto_damping=auto_damping,
-               m_proj=None if m_sym is None else tuple(map(tuple, np.round(m_sym[0], 15).tolist())),
-               m_fixed_by=None if m_sym is None else tuple(m_sym[1]))
+              significance, bool(even), backtrack, auto_damping=auto_damping,
+              m_proj=None if m_sym is None else tuple(map(tuple, np.round(m_sym[0], 15).tolist())),
+              m_fixed_by=None if m_sym is None else tuple(m_sym[1]))
     if progress is not None:
         progress(resolution.Progress("solve", qmc_config.points, qmc_config.scrambles, math.nan,
                                      qmc_config.target, points_pending=B))

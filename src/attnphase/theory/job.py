@@ -196,6 +196,9 @@ def admissible(v: np.ndarray, r: int, k: int, rs: int, sigma: float) -> bool:
 
 def collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, full_prox_every: int,
              coarse_x: np.ndarray | None, k_se: float) -> GeneralSolution:
+    """One point's solution from its (point, scramble) rows ``sl`` of ``run``: the status (the worst row's; then
+    the significance test, the collapse rules and q = 0 on a converged point; ACCEPTED_AT_JUMP where a row
+    converged at a jump of its map), the scrambles aligned to one gauge, their mean and standard errors."""
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
     sts = list(run.status[sl])
     status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),

@@ -28,6 +28,7 @@ PINNED = {"semantic": ("M_hat",), "positional": ("theta_hat",), "uninformative":
 
 
 def pin_hats(h: Hats, branch: str) -> Hats:
+    """The branch's pinned hats (``PINNED``: M̂ semantic, θ̂ positional, both uninformative) set to 0."""
     return h._replace(**{name: jnp.zeros_like(getattr(h, name)) for name in PINNED[branch]})
 
 
@@ -152,6 +153,7 @@ the error-controlled sizes reach 65536 points × 8 scrambles, 2^19 samples)."""
 
 
 def qmc_points(params: ModelParams, cfg: QMCConfig):
+    """The scrambled Sobol points of ``cfg`` as the student's ξ (S, N, L, r) and the teacher's y (S, N, L, r*)."""
     L, r, rs = params.L, params.r, params.r_star
     Z = qmc.scrambles(L * (r + rs), cfg.points, cfg.seeds)          # (S, N, L(r + r*))
     return Z[..., :L * r].reshape(cfg.scrambles, cfg.points, L, r), \
