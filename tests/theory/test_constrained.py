@@ -9,7 +9,8 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.theory.constrained import ThetaMode, solve_constrained
-from attnphase.theory.engine import QMCConfig, _points, solve
+from attnphase.theory.engine import QMCConfig, solve
+from attnphase.theory.qmc_map import qmc_points
 from attnphase.theory.status import Status
 
 CFG = QMCConfig(points=256, scrambles=4, coarse=0)
@@ -80,7 +81,7 @@ def test_force_is_minus_the_derivative_of_the_training_loss(positional):
 
 
 def _antithetic(params, cfg):
-    xi, y = _points(params, cfg)
+    xi, y = qmc_points(params, cfg)
     return (xi, y), (-xi, -y)
 
 
@@ -103,7 +104,7 @@ def test_token_permutation_is_exact_where_it_maps_A_and_P_to_themselves():
     """L = 3, A = 0.4 I + 0.2 J, P = I: permuting the tokens maps M → M Π (and the point sets along)."""
     p = ModelParams(L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
     cfg = QMCConfig(points=128, scrambles=2, coarse=0)
-    xi, y = _points(p, cfg)
+    xi, y = qmc_points(p, cfg)
     perm = np.array([2, 0, 1])
     M = np.array([[0.15, -0.05, -0.08]])
     a = solve_constrained(p, 1.0, M, qmc_config=cfg, points=(xi, y), rtol=TIGHT)[0]

@@ -186,12 +186,12 @@ def _path_maps(p, branch, steps, points=256):
     """Along the engine's own damped iteration from the default start (2 scrambles), yield per step: the
     state's previous minimiser pairs, the cold map and the warm map (warm-started from the previous state's
     pairs) at the new state, and the new cold pairs."""
-    from attnphase.theory.engine import _compiled_map, _points
+    from attnphase.theory.qmc_map import compiled_map, qmc_points
     from attnphase.theory.state import flatten
     cfg = QMCConfig(points=points, scrambles=2, coarse=0)
     with jax.enable_x64(True):
-        xi, y = (jnp.asarray(a) for a in _points(p, cfg))
-        full, warm = (_compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, branch, w) for w in (False, True))
+        xi, y = (jnp.asarray(a) for a in qmc_points(p, cfg))
+        full, warm = (compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, branch, w) for w in (False, True))
         X = np.repeat(np.asarray(flatten(OrderParams(*(np.asarray(b, float)
                                                        for b in default_init(p, branch)))))[None], 2, 0)
         knobs = CG.Knobs(*(jnp.full(2, v) for v in (2.0, p.omega, p.sigma, p.lam)))

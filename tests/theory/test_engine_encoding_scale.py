@@ -12,7 +12,7 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.theory import starts
 from attnphase.theory.engine import DAMPING, QMCConfig, default_damping, solve
-from attnphase.theory.stability_general import _evaluate
+from attnphase.theory.qmc_map import free_map_at
 from attnphase.theory.status import Status
 
 CFG = QMCConfig(points=1024, scrambles=4)
@@ -42,7 +42,7 @@ def _leading_eigenvalue(sol, p):
         for col, j in enumerate((0, 1, 3)):           # q, M, V (θ = 0 on the branch)
             e = np.zeros_like(x)
             e[0, j] = 1e-5 * abs(x[0, j])
-            fp, fm = (_evaluate([sol], x + s * e, np.array([0]), p, CFG)[0][0] for s in (1, -1))
+            fp, fm = (free_map_at([sol], x + s * e, np.array([0]), p, CFG)[0][0] for s in (1, -1))
             J[:, col] = (fp - fm)[[0, 1, 3]] / (2 * e[0, j])
     return np.min(np.linalg.eigvals(J).real)
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from attnphase.model import ModelParams
-from attnphase.theory import engine
+from attnphase.theory import branch_end, engine
+from attnphase.theory.job import Job
 from attnphase.theory.engine import QMCConfig, solve, solve_batch
 from attnphase.theory.solver import solve_point
 from attnphase.theory.status import Status
@@ -45,7 +46,7 @@ def test_engine_at_alpha_10_continues_from_alpha_2_and_agrees_with_the_split_rul
 def test_a_continuation_that_cannot_get_there_keeps_the_failure_and_says_where(monkeypatch):
     """Stand-in: every solve above α = 3 fails. The cold start's failure is returned, the continuation's
     stopping point in (2, 3] recorded (and in the CLI's status line)."""
-    real = engine._Job.run
+    real = Job.run
 
     def fails_above_3(self, pts, *a, **kw):
         sols, xs, hist = real(self, pts, *a, **kw)
@@ -53,7 +54,7 @@ def test_a_continuation_that_cannot_get_there_keeps_the_failure_and_says_where(m
         return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
                 for s, b in zip(sols, bad)], xs, hist
 
-    monkeypatch.setattr(engine._Job, "run", fails_above_3)
+    monkeypatch.setattr(Job, "run", fails_above_3)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     g, ok = solve_batch(ModelParams(omega=0.0), [10.0, 1.5], "semantic", qmc_config=cfg, stability=False)
     assert g.status is Status.INVALID_STATE and g.iteration["start"] in ("model", "reference")
@@ -89,13 +90,13 @@ def test_L3_semantic_at_alpha_10_is_a_fixed_point_continuous_with_alpha_2_to_8()
 def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_located(monkeypatch):
     """Stand-in for a semantic branch that ends between two α (measured: r = 2, r* = 3, L = 2 between α = 2
     and 2.75, docs/theory_general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
-    at α = 4 and followed DOWN (``engine._continue_down_in_alpha``; here from the point reached at α = 3: points
+    at α = 4 and followed DOWN (``branch_end.continue_down_in_alpha``; here from the point reached at α = 3: points
     of one model share the descent, largest α first); the failure stays, and
     ``iteration["branch_end"]`` brackets the end, (b, a) with b < 2.6 ≤ a within the ladder's resolution, the same
     words in ``iteration["continuation"]`` (the CLI prints it). Before: ``invalid_state`` with no word on where
     the branch ends. A point above the end (α = 3, failing only from its cold starts) is reached by the same
     continuation and converges."""
-    real = engine._Job.run
+    real = Job.run
 
     def ends_at_2_6(self, pts, *a, **kw):
         sols, xs, hist = real(self, pts, *a, **kw)
@@ -104,7 +105,7 @@ def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_
         return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
                 for s, b in zip(sols, bad)], xs, hist
 
-    monkeypatch.setattr(engine._Job, "run", ends_at_2_6)
+    monkeypatch.setattr(Job, "run", ends_at_2_6)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     low, high = solve_batch(ModelParams(), [1.5, 3.0], "semantic", qmc_config=cfg, stability=False)
     assert low.status is Status.INVALID_STATE
@@ -122,7 +123,7 @@ def test_a_descent_that_loses_the_branch_on_some_scrambles_does_not_call_it_the_
     continuation broke, not where the branch ends (α = 3 converges there while the descent bracketed 3.39–3.41),
     so ``branch_end["partial"]`` is True and the note says "lost", never "ends between". Before: the same note as
     a genuine end."""
-    real = engine._Job.run
+    real = Job.run
 
     def one_scramble_fails_below_2_6(self, pts, *a, **kw):
         sols, xs, hist = real(self, pts, *a, **kw)
@@ -134,7 +135,7 @@ def test_a_descent_that_loses_the_branch_on_some_scrambles_does_not_call_it_the_
             out.append(s)
         return out, xs, hist
 
-    monkeypatch.setattr(engine._Job, "run", one_scramble_fails_below_2_6)
+    monkeypatch.setattr(Job, "run", one_scramble_fails_below_2_6)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     (low,) = solve_batch(ModelParams(), [1.5], "semantic", qmc_config=cfg, stability=False)
     end = low.iteration["branch_end"]
@@ -165,7 +166,7 @@ def test_ladder_descends_below_its_origin_and_keeps_the_failed_value():
 def _ends_at_2_6(monkeypatch, seen=None):
     """Stand-in: every semantic solve below α = 2.6 fails (``invalid_state``); ``seen`` collects (α, converged)
     of the continuations' solves (at r = 1 only their jobs have the safeguard on)."""
-    real = engine._Job.run
+    real = Job.run
 
     def run(self, pts, *a, **kw):
         sols, xs, hist = real(self, pts, *a, **kw)
@@ -175,14 +176,14 @@ def _ends_at_2_6(monkeypatch, seen=None):
         return [s.__class__(**{**s.__dict__, "status": Status.INVALID_STATE}) if b else s
                 for s, b in zip(sols, bad)], xs, hist
 
-    monkeypatch.setattr(engine._Job, "run", run)
+    monkeypatch.setattr(Job, "run", run)
 
 
 def test_the_descent_step_cap_is_said_in_the_branch_end(monkeypatch):
     """``DOWN_MAX_STEPS`` = 2 (stand-in end at α = 2.6): the descent stops after 2 steps, ``branch_end`` says
     ``step_cap`` and its note that the bracket is wider than the tolerance."""
     _ends_at_2_6(monkeypatch)
-    monkeypatch.setattr(engine, "DOWN_MAX_STEPS", 2)
+    monkeypatch.setattr(branch_end, "DOWN_MAX_STEPS", 2)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     g = solve(ModelParams(), 1.5, "semantic", qmc_config=cfg, stability=False)
     end = g.iteration["branch_end"]
@@ -228,7 +229,7 @@ def test_a_slow_descent_step_iterates_once_more_before_it_counts_as_failed(monke
     stopped (with its secant pairs) and the step converges: reached in ONE step, ``iteration["extended"]``.
     Before: the step counted as failed (3 steps: 3 ✗, 3.674 ✓, 3 ✓)."""
     import dataclasses
-    real = engine._Job.run
+    real = Job.run
     calls = []
 
     def slow_at_3(self, pts, x0, cfg, stages, hist=None, **kw):
@@ -240,7 +241,7 @@ def test_a_slow_descent_step_iterates_once_more_before_it_counts_as_failed(monke
             sols = [dataclasses.replace(s, status=Status.MAX_STEPS, residual=1e-5) for s in sols]
         return sols, xs, h
 
-    monkeypatch.setattr(engine._Job, "run", slow_at_3)
+    monkeypatch.setattr(Job, "run", slow_at_3)
     cfg = QMCConfig(points=256, scrambles=2, coarse=0)
     g = solve(ModelParams(), 3.0, "semantic", qmc_config=cfg, stability=False)
     assert g.status is Status.CONVERGED and g.iteration["start"] == "continuation from α = 4.5 (1 steps)"

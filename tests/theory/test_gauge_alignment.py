@@ -11,6 +11,8 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.theory import engine, fixed_point, resolution
+from attnphase.theory.job import Job, collect
+from attnphase.theory.restarts import restart_failed
 from attnphase.theory.engine import QMCConfig
 from attnphase.theory.state import (Hats, OrderParams, align_scrambles, canonical_frame, gauge_rotation, invariants,
                                     rotate, unflatten)
@@ -57,13 +59,13 @@ def _scrambles(branch, r=2, seed=0, noise=2e-3):
     return (np.stack([_flat(x) for x in xs]), np.stack([_flat(h) for h in hs]))
 
 
-def _collect(params, branch, xs, hs, coarse=None, k_se=engine.SIGNIFICANCE_K):
-    """The engine's averaging (``engine._collect``) on given per-scramble states: a converged Run."""
+def _collect(params, branch, xs, hs, coarse=None, k_se=engine.SIGNIFICANCE_K, at_jump=None):
+    """The engine's averaging (``job.collect``) on given per-scramble states: a converged Run."""
     run = fixed_point.Run(x=xs, aux={"hats": hs, "eps_g": np.full(S, 1e-3) + 1e-6 * np.arange(S),
                                      "e_t": np.full(S, 3e-3) - 1e-6 * np.arange(S), "max_grad": np.zeros(S)},
                           status=np.array([Status.CONVERGED] * S, dtype=object), iterations=np.full(S, 10),
-                          residual=np.full(S, 1e-7), full_calls=np.full(S, 3))
-    return engine._collect(params, 2.0, branch, run, slice(0, S), QMCConfig(points=64, scrambles=S), 16, coarse,
+                          residual=np.full(S, 1e-7), full_calls=np.full(S, 3), at_jump=at_jump)
+    return collect(params, 2.0, branch, run, slice(0, S), QMCConfig(points=64, scrambles=S), 16, coarse,
                            k_se)
 
 
@@ -104,6 +106,22 @@ def test_averaging_is_gauge_invariant(branch):
     flip = np.diag([-1.0, -1.0])
     mx, mh = _moved(*_moved(xs, hs, 1, flip), 3, flip)
     _assert_same(_collect(p, branch, mx, mh), ref)
+
+
+def test_a_point_with_a_scramble_accepted_at_a_jump_says_so():
+    """Issue 33: a point one of whose scrambles converged at a jump of its map (``fixed_point.iterate``'s
+    ``jump_rtol``, a residual up to 2 %) is ``ACCEPTED_AT_JUMP``, not plain ``CONVERGED``: still a result
+    (``status.ok``, ``converged``, values kept, the same numbers), but told apart."""
+    p = ModelParams(r=2, omega=0.3)
+    xs, hs = _scrambles("semantic")
+    plain = _collect(p, "semantic", xs, hs, at_jump=np.zeros(S, bool))
+    jump = _collect(p, "semantic", xs, hs, at_jump=np.arange(S) == 1)
+    assert plain.status is Status.CONVERGED
+    assert jump.status is Status.ACCEPTED_AT_JUMP and jump.status.ok and jump.converged
+    assert jump.to_dict()["status"] == "accepted_at_jump" and jump.to_dict()["converged"] is True
+    assert "2 %" in Status.ACCEPTED_AT_JUMP.message
+    for key in resolution.WATCHED:
+        assert jump.values[key] == plain.values[key]
 
 
 def test_aligned_mean_matches_the_state_and_scrambles_that_agree_barely_move():
@@ -192,7 +210,7 @@ def test_full_calls_counted_from_the_maps_full_tier():
 
 
 def test_failed_scramble_restarts_from_its_points_converged_ones():
-    """The safeguard's restart (``engine._restart_failed``): a scramble that failed while the other scrambles of
+    """The safeguard's restart (``restarts.restart_failed``): a scramble that failed while the other scrambles of
     its point converged restarts once from their mean, at their damping, and converges; a point whose
     scrambles all failed is left as it was (nothing to start from)."""
     from types import SimpleNamespace
@@ -211,7 +229,7 @@ def test_failed_scramble_restarts_from_its_points_converged_ones():
                           damping=np.array([0.3, 0.0375, 0.6, 0.0375]), halvings=np.array([1, 4, 0, 4]))
     job = SimpleNamespace(rtol=1e-8, max_steps=200, anderson=0, full_prox_every=16, backtrack=4,
                           jump_rtol=fixed_point.JUMP_RTOL)
-    out = engine._restart_failed(run, F, res, None, S, ModelParams(omega=0.3), job)
+    out = restart_failed(run, F, res, None, S, ModelParams(omega=0.3), job)
     assert out.status[1] is Status.CONVERGED and list(out.restarted) == [False, True, False, False]
     assert out.status[2] is Status.MAX_STEPS and out.status[3] is Status.INVALID_STATE      # point 2: none converged
     np.testing.assert_allclose(out.x[1], target, rtol=1e-6)
@@ -245,7 +263,7 @@ def test_a_larger_size_that_fails_keeps_the_converged_point(monkeypatch):
     """Error control: where the grown size does not converge, the point keeps its last converged size and
     values (``met`` False, ``growth_failed`` True) instead of being reported unconverged with no values."""
     from dataclasses import replace as dc_replace
-    real = engine._Job.run
+    real = Job.run
     calls = []
 
     def failing_growth(self, pts, x0, cfg, stages, *a, **kw):
@@ -255,7 +273,7 @@ def test_a_larger_size_that_fails_keeps_the_converged_point(monkeypatch):
             sols = [dc_replace(s, status=Status.MAX_STEPS) for s in sols]
         return sols, xs, hist
 
-    monkeypatch.setattr(engine._Job, "run", failing_growth)
+    monkeypatch.setattr(Job, "run", failing_growth)
     cfg = QMCConfig(points=64, scrambles=2, coarse=0, target=2e-2)
     sol = engine.solve(ModelParams(omega=0.3), 2.0, "semantic", qmc_config=cfg)
     assert len(calls) == 2 and sol.converged and (sol.qmc.points, sol.qmc.scrambles) == (64, 2)

@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from attnphase.theory.ladder import Ladder, LadderEnd
+from attnphase.theory.ladder import Ladder
+from attnphase.theory.status import Status
 
 TOL = 1e-2
 
@@ -33,7 +34,7 @@ def test_bracket_contains_the_end_in_few_solves_and_no_failure_is_retried(end):
     lad = Ladder(1.5, origin=4.0, started=True, bracket_tol=TOL, progress=said.append)
     tried = _drive(lad, lambda v, a: v >= end)
     lo, hi = lad.bracket
-    assert lad.end is LadderEnd.BRACKETED and not lad.reached and lad.failed == lo
+    assert lad.end is Status.BRACKETED and not lad.reached and lad.failed == lo
     assert lo < end <= hi and hi / lo - 1.0 <= TOL
     descent = math.ceil(math.log(4.0 / 1.5) / math.log(1.5))
     assert lad.steps <= descent + math.ceil(math.log2(math.log(1.5) / math.log(1 + TOL))), tried
@@ -51,11 +52,11 @@ def test_a_failed_target_is_tried_once_more_from_the_rung_between():
     end is tried twice at most, then bisection (the bracket stays above the end, the target out of it)."""
     lad = Ladder(3.0, origin=4.5, started=True, bracket_tol=TOL)
     tried = _drive(lad, lambda v, a: a / v <= 1.3)
-    assert lad.reached and lad.end is LadderEnd.REACHED and lad.a == 3.0
+    assert lad.reached and lad.end is Status.REACHED and lad.a == 3.0
     assert tried == [(3.0, False), (pytest.approx(math.sqrt(4.5 * 3.0)), True), (3.0, True)]
     low = Ladder(3.0, origin=4.5, started=True, bracket_tol=TOL)
     tried = _drive(low, lambda v, a: v >= 3.2)
-    assert [v for v, ok in tried].count(3.0) == 2 and low.end is LadderEnd.BRACKETED
+    assert [v for v, ok in tried].count(3.0) == 2 and low.end is Status.BRACKETED
     lo, hi = low.bracket
     assert lo < 3.2 <= hi and hi / lo - 1 <= TOL
 
@@ -65,7 +66,7 @@ def test_the_caps_stop_the_ladder_and_say_so():
     note name the cap."""
     lad = Ladder(1.0, origin=4.0, started=True, bracket_tol=1e-6, max_steps=5)
     _drive(lad, lambda v, a: v >= 2.9)
-    assert lad.steps == 5 and lad.end is LadderEnd.STEP_CAP and lad.stop_note().endswith("(step cap 5)")
+    assert lad.steps == 5 and lad.end is Status.STEP_CAP and lad.stop_note().endswith("(step cap 5)")
     now = [0.0]
 
     def clock():
@@ -77,7 +78,7 @@ def test_the_caps_stop_the_ladder_and_say_so():
 
     timed = Ladder(1.0, origin=4.0, started=True, bracket_tol=1e-6, max_wall=250.0, clock=clock)
     _drive(timed, slow)
-    assert timed.steps == 3 and timed.end is LadderEnd.WALL_CAP and "wall cap 250 s" in timed.stop_note()
+    assert timed.steps == 3 and timed.end is Status.WALL_CAP and "wall cap 250 s" in timed.stop_note()
 
 
 def test_without_bracket_mode_the_ladder_keeps_its_schedule():
@@ -86,6 +87,6 @@ def test_without_bracket_mode_the_ladder_keeps_its_schedule():
     tried (a failure there means a step too long, not an end)."""
     lad = Ladder(10.0, started=True)
     tried = _drive(lad, lambda v, a: v / a <= 1.3)
-    assert lad.reached and lad.end is LadderEnd.REACHED and lad.failed is not None
+    assert lad.reached and lad.end is Status.REACHED and lad.failed is not None
     first = next(v for v, ok in tried if not ok)
     assert any(v > first and ok for v, ok in tried), tried

@@ -1,6 +1,6 @@
 """A student of lower rank than the teacher (r = 1 < r* = 2; MODEL.md §8; docs/theory_general.md, "A student of
 lower rank than the teacher"). Before the teacher-side gauge (``engine.teacher_pin``) and the Cauchy–Schwarz
-bound on Anderson steps (``engine._admissible``) the engine never solved it (``invalid_state`` /
+bound on Anderson steps (``job.admissible``) the engine never solved it (``invalid_state`` /
 ``not_significant`` at every α tried); each test here failed on that code."""
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from attnphase.model import ModelParams
-from attnphase.theory import engine
-from attnphase.theory.engine import QMCConfig, solve
+from attnphase.theory import channel_general as CG
+from attnphase.theory.job import admissible
+from attnphase.theory.qmc_map import compiled_map, qmc_points
+from attnphase.theory.engine import QMCConfig, default_init, solve
 from attnphase.theory.state import OrderParams, flatten, teacher_frame, unflatten
 from attnphase.theory.status import Status
 
@@ -46,11 +48,11 @@ def test_pinned_teacher_column_vanishes_at_the_fixed_point_of_the_full_map(alpha
     (small against θ₁)."""
     s = alpha4
     p = P_LOW
-    fmap = engine._compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, "semantic", False, False, False)
+    fmap = compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, "semantic", False, False, False)
     with jax.enable_x64(True):
-        xi, y = engine._points(p, CFG)
+        xi, y = qmc_points(p, CFG)
         X = np.asarray(s.scramble_x)
-        knobs = engine.CG.Knobs(*(jnp.full(len(X), v) for v in (4.0, p.omega, p.sigma, p.lam)))
+        knobs = CG.Knobs(*(jnp.full(len(X), v) for v in (4.0, p.omega, p.sigma, p.lam)))
         FX, ok, _, _ = fmap(jnp.asarray(X), knobs, jnp.arange(len(X)), jnp.asarray(xi), jnp.asarray(y), None)
     FX = np.asarray(FX)
     assert np.all(np.asarray(ok))
@@ -67,7 +69,7 @@ def test_pinned_teacher_column_vanishes_at_the_fixed_point_of_the_full_map(alpha
 def test_teacher_rotation_of_the_start_changes_nothing(alpha4):
     """The teacher's rotations Q* → Q*O map fixed points to fixed points (T depends on h* h*ᵀ only): a start
     whose θ points at 50° in the teacher plane ends at the same point (same QMC points) as the default."""
-    x0 = engine.default_init(P_LOW, "semantic", 4.0)
+    x0 = default_init(P_LOW, "semantic", 4.0)
     c = math.cos(math.radians(50.0))
     th = float(np.asarray(x0.theta)[0, 0])
     rot = x0._replace(theta=np.array([[th * c, th * math.sqrt(1 - c * c)]]))
@@ -84,8 +86,8 @@ def test_anderson_steps_respect_cauchy_schwarz():
     at α = 2)."""
     bad = flatten(OrderParams(np.array([[0.175]]), np.zeros((1, 1)), np.array([[0.25, 0.0]]), np.array([[20.0]])))
     good = flatten(OrderParams(np.array([[0.178]]), np.zeros((1, 1)), np.array([[0.13, 0.0]]), np.array([[16.8]])))
-    assert not engine._admissible(np.asarray(bad), 1, 1, 2, 0.5)
-    assert engine._admissible(np.asarray(good), 1, 1, 2, 0.5)
+    assert not admissible(np.asarray(bad), 1, 1, 2, 0.5)
+    assert admissible(np.asarray(good), 1, 1, 2, 0.5)
 
 
 def test_alpha_2_converges_at_a_fixed_size():

@@ -15,7 +15,8 @@ from attnphase.model import ModelParams
 from attnphase.theory import channel_general as CG
 from attnphase.theory import prox_general as PG
 from attnphase.theory import replicon as RP
-from attnphase.theory.engine import QMCConfig, _points
+from attnphase.theory.engine import QMCConfig
+from attnphase.theory.qmc_map import qmc_points
 from attnphase.theory.state import OrderParams
 
 A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
@@ -49,7 +50,7 @@ def test_prox_jacobian_equals_finite_differences_of_the_prox(params, state):
     differences of the global prox in each entry of ω, at samples that have a single basin (no switch within
     ±δ); L = 3, r = 1 and L = 2, r = 2 (off-diagonal token and rank blocks included)."""
     x = _state(params.r, params.k, params.r_star, *state)
-    xi, y = (a[0, :64] for a in _points(params, QMCConfig(points=64, scrambles=2)))
+    xi, y = (a[0, :64] for a in qmc_points(params, QMCConfig(points=64, scrambles=2)))
     L, r = params.L, params.r
     n, delta = L * r, 1e-5
     with jax.enable_x64(True):
@@ -81,7 +82,7 @@ def test_split_rule_and_qmc_agree_at_L2():
     q, m, theta, V, alpha = 0.08, 0.15, 0.08, 12.0, 1.5
     split = [RP.replicon_split_at(p, alpha, q, m, V, theta, n) for n in (6, 12)]
     cfg = QMCConfig(points=2048, scrambles=4)
-    xi, y = _points(p, cfg)
+    xi, y = qmc_points(p, cfg)
     x = _state(1, 1, 1, q, m, theta, V)
     vals = [RP.replicon_at(p, alpha, x, xi[s], y[s])["value"] for s in range(cfg.scrambles)]
     mean, se = float(np.mean(vals)), float(np.std(vals, ddof=1) / 2)
@@ -101,7 +102,7 @@ def test_rank2_replicon_is_invariant_under_rotations():
     c, s = math.cos(0.7), math.sin(0.7)
     O = np.array([[c, -s], [s, c]])
     xr = OrderParams(O @ x.q @ O.T, O @ x.M, O @ x.theta, O @ x.V @ O.T)
-    xi, y = (a[0] for a in _points(p, QMCConfig(points=1024, scrambles=2)))
+    xi, y = (a[0] for a in qmc_points(p, QMCConfig(points=1024, scrambles=2)))
     with jax.enable_x64(True):
         outs, dgs = [], []
         for st, pts in ((x, xi), (xr, xi @ O.T)):
@@ -142,7 +143,7 @@ def test_strong_ridge_is_stable_and_scales_as_V_squared():
     """The convex end: V ≤ σ²/λ small, the prox is the single basin near ω, ∂g/∂ω ≈ −∇²ℓ, so Λ_AT ≈
     α V² E‖∇²ℓ‖² → 0: at λ = 2 and 4 (V = σ²/λ) Λ_AT < 1 and halving V divides it by ≈ 4."""
     p = ModelParams()
-    xi, y = (a[0] for a in _points(p, QMCConfig(points=2048, scrambles=2)))      # the shape of the test above
+    xi, y = (a[0] for a in qmc_points(p, QMCConfig(points=2048, scrambles=2)))      # the shape of the test above
     vals = []
     for lam in (2.0, 4.0):
         V = p.sigma ** 2 / lam

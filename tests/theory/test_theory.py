@@ -106,7 +106,7 @@ def _line_reference(q, m, V, theta, xv, yu, yv):
 
 def test_split_rule_line_integral_with_basin_switch_matches_adaptive_quadrature(monkeypatch):
     lines = (np.array([0.539, 1.6, 0.2]), np.array([-2.8, 2.1, 2.5]), np.array([1.64, 1.6, -0.7]))
-    monkeypatch.setattr(S, "_outer", lambda *a: (*lines, np.ones(3)))
+    monkeypatch.setattr(S, "outer_nodes", lambda *a: (*lines, np.ones(3)))
     q, m, V, th = POS2
     f = prox_inputs(PAR, q, m, th)
     ln = S.line_nodes(f, PAR.sigma ** 2, V, S.SplitRule(nodes=2, panels=2))

@@ -32,7 +32,8 @@ def version() -> None:
 
 
 def _register() -> None:
-    from . import simulate_cmd, theory_cmd, phase_cmd, sweep_cmd, reproduce_cmd, scaling_cmd, basins_cmd  # noqa: F401
+    from . import simulate_cmd, theory_cmd, theory_point_cmd, phase_cmd, sweep_cmd, reproduce_cmd, scaling_cmd, \
+        basins_cmd  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

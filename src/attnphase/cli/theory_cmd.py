@@ -1,5 +1,5 @@
 """``attnphase theory ...``: the asymptotic theory (MODEL.md §6). Sub-commands are added by theory
-and phase modules onto :data:`theory_app`."""
+and phase modules onto :data:`theory_app` (``theory_point_cmd``, ``phase_cmd``: imported by ``cli._register``)."""
 
 import typer
 
@@ -8,4 +8,3 @@ from . import app
 theory_app = typer.Typer(help="Asymptotic theory (d -> infinity): fixed points, curves, transitions.",
                          no_args_is_help=True)
 app.add_typer(theory_app, name="theory")
-from . import theory_point_cmd  # noqa

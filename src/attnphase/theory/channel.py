@@ -15,7 +15,7 @@ from ..model import ModelParams
 from . import prox as _prox
 from .kernel_choice import KernelChoice
 from .quadrature import ProductRule
-from .switching import SplitRule, _outer, line_nodes
+from .switching import SplitRule, line_nodes, outer_nodes
 from .symmetry import exchange_reflection_holds
 
 _TINY = 1e-300
@@ -168,7 +168,7 @@ def _channel_xla(params, alpha, q, m, V, theta, rule: SplitRule, warm, use_symme
     symmetry reductions and checks as :func:`solved_nodes`. Returns the result and whether half the lines ran."""
     from . import split_xla
     half = use_symmetry and (m == 0.0 or theta == 0.0)       # pinned branch: see solved_nodes
-    outer = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half, exchange_reflection_holds(params))
+    outer = outer_nodes(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half, exchange_reflection_holds(params))
     A = params.A_array
     scalars = dict(sq=np.sqrt(max(q, _TINY)), sres=np.sqrt(max(params.sigma ** 2 - theta * theta / max(q, _TINY), 0.0)),
                    m=m, theta=theta, om=params.omega, A11=A[0, 0], A22=A[1, 1], V=V, s2=params.sigma ** 2)
@@ -194,13 +194,13 @@ def channel_derivative_forms(params: ModelParams, alpha: float, q: float, m: flo
     # mixed second derivatives C_ij = ∂²ℓ/∂h_i ∂h*_j
     a = h1 * (h1 - h2)
     b = h2 * (h2 - h1)
-    sa, sb = _prox._sig(a), _prox._sig(b)
+    sa, sb = _prox.sigmoid(a), _prox.sigmoid(b)
     da, db = sa * (1 - sa), sb * (1 - sb)
     a1, a2 = 2 * h1 - h2, -h1
     b1, b2 = -h2, 2 * h2 - h1
     c = hs1 * (hs1 - hs2)
     e = hs2 * (hs2 - hs1)
-    sc, se = _prox._sig(c), _prox._sig(e)
+    sc, se = _prox.sigmoid(c), _prox.sigmoid(e)
     dc, de = (1 - om) * sc * (1 - sc), (1 - om) * se * (1 - se)
     c1, c2 = 2 * hs1 - hs2, -hs1
     e1, e2 = -hs2, 2 * hs2 - hs1

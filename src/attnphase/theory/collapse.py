@@ -1,5 +1,11 @@
-"""A failed solve on a pinned branch whose defining overlap vanished: the branch collapsed (MODEL.md §8; the
-split rule's continuation calls the same thing ``collapsed``, MODEL.md §6 "Branches").
+"""The one home of the collapse rules: when has a pinned branch's defining overlap vanished, i.e. the branch
+collapsed onto the uninformative point (MODEL.md §6 "Branches", §8)? :func:`overlap_vanished` on a point's scalar
+overlap (the threshold ``COLLAPSE_TOL·σ√q``; its home is :mod:`.state`, beside the state it reads); for the QMC engine, whose overlaps carry integration noise, the
+evidence-based forms of the same question: :func:`collapse_record` (a failed iterate that fell to ~0),
+:func:`response_record` (a not-significant overlap that is the noise image of a stable 0) and
+:func:`zero_q_record` (the q = 0 point).
+
+A failed solve on a pinned branch whose defining overlap vanished: the branch collapsed.
 
 Where a pinned branch has no fixed point (semantic at σ = 0.3 or λ = 0.1, ω = 0.3, α = 2; positional at
 σ = 0.7), the pinned iteration falls onto the uninformative point — θ (resp. M), and on the semantic branch q
@@ -23,9 +29,15 @@ import jax
 import numpy as np
 
 from ..model import ModelParams
-from .stability_general import STABILITY_EPS, STABLE_K, Stability, block_slice, free_map, step, verdict
+from .growth import STABILITY_EPS, STABLE_K, Stability, block_slice, step, verdict
+from .qmc_map import free_map
+from .significance import DEFINING
 from .starts import model_start
-from .state import unflatten
+from .state import COLLAPSE_TOL, overlap_vanished, unflatten
+from .zero_point import ZERO_Q, zero_point
+
+__all__ = ["COLLAPSE_TOL", "overlap_vanished", "collapse_record", "response_record", "zero_q_record",
+           "noise_response", "COLLAPSE_FRACTION", "RESPONSE_TOL"]
 
 COLLAPSE_FRACTION = 0.05
 """A failed pinned iterate whose defining overlap is below this fraction of the model start's collapsed."""
@@ -140,7 +152,7 @@ def noise_response(params: ModelParams, alpha: float, branch: str, xs: np.ndarra
 
 
 def response_record(params: ModelParams, alpha: float, branch: str, xs: np.ndarray, cfg) -> dict | None:
-    """Is a converged point whose defining overlap Z is not significant (``engine.overlap_significance``) a
+    """Is a converged point whose defining overlap Z is not significant (``significance.overlap_significance``) a
     collapse onto the uninformative point? ``xs``: its per-scramble fixed points (S, n), each in its own map's
     gauge (the iteration's raw states: their QMC noise is the one that made them). Collapsed where (i) Z = 0 is
     a stable fixed point of the map — the growth factor of Z at Z = 0 (:func:`noise_response`, mean over the
@@ -198,3 +210,36 @@ def response_record(params: ModelParams, alpha: float, branch: str, xs: np.ndarr
                      f"{fmt(resp['predicted'])}): the pinned branch has fallen onto the uninformative point"
                      if why_not is None else f"not collapsed: {why_not}")
     return out
+
+
+def zero_q_record(params: ModelParams, branch: str, xs: np.ndarray, alpha: float | None = None) -> dict | None:
+    """A converged point at the q = 0 fixed point (the student Q = 0; MODEL.md §6, theory/zero_point.py): tr q of
+    every scramble below ``ZERO_Q`` σ² (round-off around 0; genuine points have q ≳ 1e-3 σ²). Returns the record
+    that :func:`collect` reports as ``Status.COLLAPSED`` on a pinned branch — in the split rule's words (a
+    semantic/positional solve there is ``collapsed``: its overlap vanished, it is the uninformative point) — with
+    the values kept (the point is a fixed point, not a failure); None where q is not 0. Was ``not_significant``
+    (λ = 0.5, α = 2: |θ| = 4.8e-25 within 3 s.e. of 0) with no mention of q = 0. With ``alpha`` the record also
+    holds ``closed_form``: the closed-form q = 0 point (:func:`.zero_point.zero_point`: V, V̂, D, ε_g, e_t and the
+    growth factors; any L, A, P with L·r* ≤ 6), or None where it has no admissible V or is not evaluated."""
+    xs = np.asarray(xs, float)
+    if xs.shape[0] == 0 or not np.all(np.isfinite(xs)):
+        return None
+    x = unflatten(xs, params.r, params.k, params.r_star)
+    q = np.trace(np.asarray(x.q), axis1=-2, axis2=-1)
+    if not float(np.max(np.abs(q))) < ZERO_Q * params.sigma ** 2:
+        return None
+    name = DEFINING.get(branch)
+    overlap = {"M": "m", "theta": "theta"}.get(name)
+    value = float(np.max(np.linalg.norm(np.asarray(getattr(x, name)).reshape(xs.shape[0], -1), axis=1))) \
+        if name else 0.0
+    what = (f"the {branch} branch collapses to q = 0 here" if name else f"the {branch} point is q = 0 here")
+    closed = None
+    if alpha is not None:
+        try:
+            closed = zero_point(params, alpha, error=True).to_dict()
+        except ValueError:
+            closed = None
+    return {"overlap": overlap, "value": value, "q": float(np.max(q)), "zero_q": True, "significant": False,
+            "closed_form": closed,
+            "reason": f"q = 0: {what} — the student is zero (Q = 0); q ≤ {float(np.max(q)):.2g}"
+                      + (f", |{overlap}| ≤ {value:.2g}" if name else "")}

@@ -39,7 +39,9 @@ from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import channel_general as CG
 from . import fixed_point, prox_general as PG
-from .engine import QMCConfig, _points, bucket, default_init
+from .qmc_config import QMCConfig
+from .qmc_map import bucket, qmc_points
+from .starts import default_init
 from .state import Hats, OrderParams, block_residual, flatten, invariants, shapes, unflatten
 from .status import Status
 
@@ -179,7 +181,7 @@ def solve_constrained(params: ModelParams, alpha: float, Ms: Sequence | np.ndarr
     cfg = QMCConfig(points=1024, scrambles=4, coarse=0) if qmc_config is None else qmc_config
     full_prox_every = check_int("full_prox_every", full_prox_every, 1)
     if points is None:
-        xi_all, y_all = _points(params, cfg)
+        xi_all, y_all = qmc_points(params, cfg)
     else:
         xi_all, y_all = (np.asarray(a, dtype=np.float64) for a in points)
         if xi_all.shape[0] != cfg.scrambles or y_all.shape[0] != cfg.scrambles:
@@ -259,7 +261,7 @@ def theta_growth(sol: ConstrainedSolution, delta: float = 1e-5, agree: float = 1
     params = sol.params
     if (params.r, params.r_star) != (1, 1):
         raise ParameterError("params", "r = r* = 1 for theta_growth", (params.r, params.r_star))
-    xi_all, y_all = _points(params, sol.qmc)
+    xi_all, y_all = qmc_points(params, sol.qmc)
     xs = sol.per_scramble["state"]
     out = []
     for s in range(sol.qmc.scrambles):

@@ -37,7 +37,7 @@ evaluations is not below half its lowest over the STALL_WINDOW before, while ano
 converged, has stalled (a cycle, or a crawl at a halved damping; measured on r = 2 free points: rows stuck at
 residuals 1e-4–4e-2 for 70–170 evaluations while the other scrambles of the point converged in 15–30) and ends
 ``MAX_STEPS`` at once; the engine restarts it from the converged rows of its group
-(``engine._restart_failed``). A group none of whose rows converged keeps iterating as before."""
+(``restarts.restart_failed``). A group none of whose rows converged keeps iterating as before."""
 JUMP_RTOL = 2e-2
 """Default bound (``iterate(jump_rtol=…)``, used by the engine) on the undamped residual of a row accepted at a
 jump of its map: a QMC map is piecewise smooth, and where a sample's prox minimiser switches basin it jumps.
@@ -156,7 +156,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
     mask: active, evaluated validly) by its own candidate (NaN rows, or one ``admissible`` refuses: keep the
     damped/Anderson step);
     ``residuals`` (B, it) is each row's residual history (NaN where it was not iterated). The engine's Newton
-    steps in √q next to a q = 0 onset (``engine._onset_newton``, :mod:`.onset_newton`).
+    steps in √q next to a q = 0 onset (``onset_hook.onset_hook``, :mod:`.onset_newton`).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)

@@ -24,7 +24,7 @@ free point ``ON_PINNED`` needs every one of:
 5. *unresolved overlap* — any one of: (a) it shrinks with the QMC size (mean over scrambles below
    ``RESOLUTION_SHRINK`` of its value at the coarse stage's points), (b) the scrambles do not resolve it
    (t = mean/s.e. of the per-scramble norms below k, or their relative spread above ``SPREAD_LIMIT``, the rules
-   of ``engine.overlap_significance``), (c) every scramble's ‖Z_s‖ within ``ARTEFACT_K`` × that scramble's
+   of ``significance.overlap_significance``), (c) every scramble's ‖Z_s‖ within ``ARTEFACT_K`` × that scramble's
    own artefact at the pinned point: the free map's pinned-block output at the pinned state, ‖F_Z(x_pin,s)‖,
    divided by 1 − growth (the offset of the scramble's fixed point in linear response).
 
@@ -38,15 +38,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from .batch import solve_core
+from .general_solution import GeneralSolution
+from .growth import STABILITY_EPS, block_slice, step
+from .qmc_map import free_map_at
+from .significance import RESOLUTION_SHRINK, SPREAD_LIMIT
+from .stability_general import with_stability
 from .state import OrderParams, invariants, unflatten
 from .status import Status
 
-if TYPE_CHECKING:            # engine imports this module inside solve_batch (no import cycle at load time)
-    from .engine import GeneralSolution
 
 REACH = 2.0
 """Largest pinned overlap of the free iterate, per scramble, in units of the stability step δ_s
@@ -102,7 +106,6 @@ def overlap_tests(ev: Evidence, k_se: float = 3.0) -> dict:
     ``shrink`` (mean over scrambles / its coarse-stage mean; None without a coarse stage) and ``shrinks``;
     ``t``, ``spread`` (√S/t) and ``unresolved_by_scrambles``; ``artefact_ratio`` (max over scrambles of
     ‖Z_s‖ / artefact_s; None without artefact) and ``within_artefact``."""
-    from .engine import RESOLUTION_SHRINK, SPREAD_LIMIT
     z = np.asarray(ev.z, float)
     S = z.size
     mean = float(z.mean())
@@ -146,7 +149,7 @@ def decide(ev: Evidence, k_se: float = 3.0) -> tuple[bool, str]:
     if not within_reach(z, delta):
         return False, (f"not near the {b} point: |{name}| per scramble {_fmt(z)} exceeds {REACH:g} stability steps "
                        f"({_fmt(REACH * delta)})")
-    if ev.pinned_status is not Status.CONVERGED:
+    if not ev.pinned_status.ok:
         return False, f"the {b} branch did not converge on these points ({ev.pinned_status.value})"
     if ev.stability != "stable":
         return False, (f"the {b} point is {ev.stability} against {name} (growth {ev.growth:.3g} ± "
@@ -177,7 +180,6 @@ def scramble_invariants(xs: np.ndarray, r: int, k: int, rs: int) -> dict[str, np
 
 def candidate(xs: np.ndarray, r: int, k: int, rs: int) -> tuple[str, np.ndarray, np.ndarray]:
     """The pinned branch the free iterate is nearest to, in stability steps: (branch, ‖Z_s‖, δ_s)."""
-    from .stability_general import STABILITY_EPS, step
     inv = scramble_invariants(xs, r, k, rs)
     delta = step(np.asarray(xs, float), r, STABILITY_EPS)
     best = min(CANDIDATES, key=lambda b: float(np.max(inv[overlap_name(b)] / delta)))
@@ -192,13 +194,12 @@ def distance(free_xs: np.ndarray, pinned_xs: np.ndarray, branch: str, r: int, k:
 
 
 def artefact(pinned: "GeneralSolution") -> np.ndarray:
-    """‖F_Z(x_pin,s)‖ per scramble: the free map (global prox, no pin, :func:`stability_general._evaluate`) at
+    """‖F_Z(x_pin,s)‖ per scramble: the free map (global prox, no pin, :func:`.qmc_map.free_map_at`) at
     the converged pinned point's per-scramble state, on that scramble's points, in the pinned block Z."""
-    from .stability_general import _evaluate, block_slice
     p = pinned.params
     xs = np.asarray(pinned.scramble_x, float)
     S = xs.shape[0]
-    F, ok, _ = _evaluate([pinned] * S, xs, np.arange(S), p, pinned.qmc)
+    F, ok, _ = free_map_at([pinned] * S, xs, np.arange(S), p, pinned.qmc)
     sl = block_slice(CANDIDATES[pinned.branch], p.r, p.k, p.r_star)
     return np.where(ok, np.linalg.norm(F[:, sl], axis=1), np.nan)
 
@@ -241,11 +242,10 @@ def apply(sols: Sequence["GeneralSolution"], max_steps: int = 200, k_se: float =
     QMC points (fixed size, ``max_steps``; one ``solve_batch`` per branch and size, with the stability of the
     pinned direction). Returns the solutions with ``verdict`` set (None where no verdict applies: converged
     out of reach, or another status) and ``ON_PINNED`` where :func:`decide` says so."""
-    from .engine import solve_batch
     out = list(sols)
     todo: dict = {}
     for i, s in enumerate(sols):
-        if s.branch != "free" or s.scramble_x is None or s.status not in (Status.MAX_STEPS, Status.CONVERGED):
+        if s.branch != "free" or s.scramble_x is None or not (s.status is Status.MAX_STEPS or s.status.ok):
             continue
         p = s.params
         xs = np.asarray(s.scramble_x, float)
@@ -264,9 +264,9 @@ def apply(sols: Sequence["GeneralSolution"], max_steps: int = 200, k_se: float =
     for (b, cfg), items in todo.items():
         base = sols[items[0][0]].params
         pts = [sols[i] for i, _ in items]
-        pinned = solve_batch(base, [s.alpha for s in pts], b, omegas=[s.params.omega for s in pts],
-                             sigmas=[s.params.sigma for s in pts], lams=[s.params.lam for s in pts],
-                             qmc_config=cfg, max_steps=max_steps, stability=True)
+        pinned = with_stability(solve_core(base, [s.alpha for s in pts], b, omegas=[s.params.omega for s in pts],
+                                           sigmas=[s.params.sigma for s in pts], lams=[s.params.lam for s in pts],
+                                           qmc_config=cfg, max_steps=max_steps))
         for (i, ev), s, pin in zip(items, pts, pinned):
             p = s.params
             ev = replace(ev, pinned_status=pin.status)

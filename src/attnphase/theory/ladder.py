@@ -7,18 +7,19 @@ in α, each step warm-started from the last. One schedule (:class:`Ladder`) for 
 together, each with its own schedule).
 
 With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
-failed semantic point, ``engine._continue_down_in_alpha``; docs/theory_general.md, "The descent in α near a
+failed semantic point, ``branch_end.continue_down_in_alpha``; docs/theory_general.md, "The descent in α near a
 branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
 rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
 the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative)."""
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+from .status import Status
 
 LADDER_FROM = 2.0
 """Largest α at which the model's start is trusted; above it a failed cold start may be rescued by
@@ -31,18 +32,6 @@ LADDER_MAX_STEPS = 60
 """Most solves one continuation may take (successful and failed steps together)."""
 
 
-class LadderEnd(enum.Enum):
-    """Why a ladder stopped taking steps (:attr:`Ladder.end`)."""
-
-    RUNNING = "running"
-    NOT_STARTED = "not_started"          # the solve at the origin failed: no step taken
-    REACHED = "reached"
-    BRACKETED = "bracketed"              # bracket mode: (failed, a) within the tolerance
-    GAVE_UP = "gave_up"                  # the step ratio fell below LADDER_MIN_RATIO
-    STEP_CAP = "step_cap"
-    WALL_CAP = "wall_cap"
-
-
 @dataclass
 class Ladder:
     """The schedule of one point's continuation from ``origin`` (default ``LADDER_FROM``) up to ``target`` in
@@ -51,7 +40,7 @@ class Ladder:
     ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
     after the first, ``started`` whether the solve at ``origin`` converged. A ``target`` below ``origin``
     descends (steps divide by the ratio: the engine follows the semantic branch down towards its end,
-    ``engine._continue_down_in_alpha``); ``failed`` keeps the last value whose step failed.
+    ``branch_end.continue_down_in_alpha``); ``failed`` keeps the last value whose step failed.
 
     ``bracket_tol`` (the branch-end search, module docstring): after a failure no regrowth and no step past
     ``failed``; the next value is the geometric midpoint of (``failed``, ``a``), except that a failed target
@@ -108,26 +97,26 @@ class Ladder:
                 and b[1] / b[0] - 1.0 <= self.bracket_tol)
 
     @property
-    def end(self) -> LadderEnd:
+    def end(self) -> Status:
         """Why the ladder stops (``RUNNING`` while it does not)."""
         if not self.started:
-            return LadderEnd.NOT_STARTED
+            return Status.NOT_STARTED
         if self.reached:
-            return LadderEnd.REACHED
+            return Status.REACHED
         if self.gave_up:
-            return LadderEnd.GAVE_UP
+            return Status.GAVE_UP
         if self.bracketed:
-            return LadderEnd.BRACKETED
+            return Status.BRACKETED
         if self.steps >= self.max_steps:
-            return LadderEnd.STEP_CAP
+            return Status.STEP_CAP
         if self.max_wall is not None and self.clock() - self.t0 >= self.max_wall:
-            return LadderEnd.WALL_CAP
-        return LadderEnd.RUNNING
+            return Status.WALL_CAP
+        return Status.RUNNING
 
     @property
     def climbing(self) -> bool:
         """Whether another step is to be taken."""
-        return self.end is LadderEnd.RUNNING
+        return self.end is Status.RUNNING
 
     def _retry_due(self) -> bool:
         """Bracket mode: the target failed once, and the step after it converged (try the target again)."""
@@ -172,7 +161,7 @@ class Ladder:
             what_ = "lost" if self.failed in self.partial else "end"     # partial: the path broke, not the branch
             parts.append(f"{what_} between {lo:.4g} and {hi:.4g}")
         end = self.end
-        parts.append(f"step {self.steps + 1}: {self.name} = {self.next_value():.4g}" if end is LadderEnd.RUNNING
+        parts.append(f"step {self.steps + 1}: {self.name} = {self.next_value():.4g}" if end is Status.RUNNING
                      else end.value.replace("_", " "))
         self.progress(head + "; ".join(parts))
 
@@ -184,6 +173,6 @@ class Ladder:
         """Where a continuation that did not reach the target stopped."""
         where = f"at {self.name} = {self.a:g}" if self.started else f"at its start {self.name} = {self.origin:g}"
         end = self.end
-        cap = (f" (step cap {self.max_steps})" if end is LadderEnd.STEP_CAP else
-               f" (wall cap {self.max_wall:g} s)" if end is LadderEnd.WALL_CAP else "")
+        cap = (f" (step cap {self.max_steps})" if end is Status.STEP_CAP else
+               f" (wall cap {self.max_wall:g} s)" if end is Status.WALL_CAP else "")
         return f"continuation from {self.name} = {self.origin:g} stopped {where}{cap}"

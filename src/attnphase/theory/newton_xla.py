@@ -2,7 +2,7 @@
 
 Same algorithm, element by element, as the numpy reference ``prox._newton_flat``: modified Newton (the
 Hessian of F = |h − ω|²/(2V) + ℓ shifted so that its smallest eigenvalue is at least 0.1/V), the step capped
-at length 2, backtracking over the fixed step list ``prox._STEPS`` (the first that lowers F is taken), and an
+at length 2, backtracking over the fixed step list ``prox_loss.STEPS`` (the first that lowers F is taken), and an
 element stops after the iteration in which |∇F| < gtol, no step lowered F, or the step vanished. The numpy
 version pays ~100 array operations of Python overhead per iteration, which dominates on the small batches of
 the switching-point search (profile in docs/benchmarks.md, "Faster split-rule map"); here an iteration is
@@ -23,10 +23,10 @@ import numpy as np
 from jax import lax
 
 from .. import xla_cache
-from .prox import _STEPS as _STEP_LIST, loss_derivs, newton_step, objective
+from .prox_loss import STEPS as STEP_LIST, loss_derivs, newton_step, objective
 
 _MIN_BUCKET = 256
-_STEPS = tuple(float(s) for s in _STEP_LIST if s > 0)   # the backtracking list of prox._STEPS, without its 0
+_STEPS = tuple(float(s) for s in STEP_LIST if s > 0)   # the backtracking list of prox_loss.STEPS, without its 0
 
 
 def _loop(a1, a2, act, k, kstop, w1, w2, t1, t2, V, s2, gtol):

@@ -34,11 +34,12 @@ import numpy as np
 from .. import xla_cache
 from . import channel_general as CG
 from . import prox_general as PG
+from .qmc_map import qmc_points
 from .state import OrderParams, flatten, unflatten
 from .status import Status
 
 if TYPE_CHECKING:
-    from .engine import GeneralSolution
+    from .general_solution import GeneralSolution
     from .solver import FixedPointSolution
 
 STABLE_K = 3.0
@@ -150,7 +151,7 @@ def decide(value: float, err: float, k_se: float = STABLE_K) -> bool | None:
     return None
 
 
-USABLE = (Status.CONVERGED, Status.COLLAPSED)
+USABLE = (Status.CONVERGED, Status.ACCEPTED_AT_JUMP, Status.COLLAPSED)
 
 
 def replicon_states(params, alpha: float, states, qmc_config, windows: Sequence[float] = GAP_WINDOWS,
@@ -159,9 +160,8 @@ def replicon_states(params, alpha: float, states, qmc_config, windows: Sequence[
     scramble of ``qmc_config`` (engine.QMCConfig): ``value`` = mean over scrambles, ``error`` = their
     standard error, ``stable`` (:func:`decide`), ``jump`` / ``jump_err`` (κ per gap window, 1/loss units),
     ``two_basin`` (fraction of samples whose prox found a second local minimum), ``per_scramble``."""
-    from .engine import _points
     p = params
-    xi, y = _points(p, qmc_config)
+    xi, y = qmc_points(p, qmc_config)
     recs = [replicon_at(p, alpha, unflatten(np.asarray(xs, float), p.r, p.k, p.r_star), xi[s], y[s], windows)
             for s, xs in enumerate(states)]
     value, err = _mean_se([rc["value"] for rc in recs])

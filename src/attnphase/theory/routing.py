@@ -61,7 +61,7 @@ def default_backtrack(params: ModelParams) -> int:
     collapsed-branch artefacts (positional ω = 0.1: damping cut to 0.0375, 65 instead of ~25 steps before
     it is found ``not_significant``), so the r = 1 behaviour is kept as it was. The safeguard also covers a
     scramble that stalls or fails while others of its point converged: it stops early and restarts once from
-    their mean (``fixed_point.STALL_WINDOW``, ``engine._restart_failed``; docs/theory_general.md, "Rank 2 on
+    their mean (``fixed_point.STALL_WINDOW``, ``restarts.restart_failed``; docs/theory_general.md, "Rank 2 on
     the defaults"). A student of lower rank than the teacher (r < r*) gets it too: at r = 1, r* = 2, α = 2 the
     teacher overlap θ is a soft direction (slope of its map ≈ 0.9 near the fixed point, and θ = 0 only weakly
     unstable), and without the safeguard one scramble of four hovered at ``max_steps`` (4096 points) or settled

@@ -16,6 +16,7 @@ from .observables import eps_g as _eps_g, free_energy
 from .prior import prior
 from .quadrature import ProductRule
 from .routing import has_paper_encodings
+from .state import overlap_vanished
 from .switching import SplitRule
 from .ladder import LADDER_FROM, Ladder
 from .onset_newton import crawling, newton_candidate, zero_attracts
@@ -272,17 +273,13 @@ def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     return x
 
 
-COLLAPSE_SNAP = 1e-3
-"""A pinned branch's defining overlap (m positional, θ semantic) below ``COLLAPSE_SNAP·σ√q`` — the scale below
-which the branch counts as collapsed (:func:`_collapsed`, the continuation's ``COLLAPSE_TOL``) — is set to 0
-by :func:`_iterate` where the uninformative point attracts along it (:class:`_CollapseSnap`)."""
 _OVERLAP = {"positional": 1, "semantic": 3}
 
 
 class _CollapseSnap:
     """Collapse of a pinned branch onto the uninformative point, decided once per stage (MODEL.md §7).
 
-    Where the iterate's overlap x_p (m positional, θ semantic) is below ``COLLAPSE_SNAP·σ√q`` (or an Anderson
+    Where the iterate's overlap x_p (m positional, θ semantic) is below ``COLLAPSE_TOL·σ√q`` (:func:`.state.overlap_vanished`) (or an Anderson
     candidate puts it there), the growth factor of x_p at x_p = 0 is evaluated once (one unpinned map
     evaluation, :func:`_growth`); if it is below +1, x_p = 0 attracts and x_p is set to exactly 0 from then on
     (the map keeps it 0 by the exact symmetry, MODEL.md §8), so the point converges onto the uninformative
@@ -297,8 +294,8 @@ class _CollapseSnap:
         self.ok: bool | None = None        # x_p = 0 attracts (evaluated at the first need)
 
     def _small(self, x: np.ndarray) -> bool:
-        scale = COLLAPSE_SNAP * self.F.params.sigma * math.sqrt(max(float(x[0]), 0.0))
-        return self.p is not None and abs(float(x[self.p])) <= scale and x[0] > 0
+        return (self.p is not None and not math.isnan(float(x[self.p]))
+                and overlap_vanished(float(x[self.p]), float(x[0]), self.F.params.sigma) and x[0] > 0)
 
     def _attracts(self, x: np.ndarray) -> bool:
         if self.ok is None:
@@ -455,10 +452,9 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
 
 
 def _collapsed(sol: FixedPointSolution) -> bool:
-    """The pinned branch's defining overlap vanished (|m| or |θ| ≤ 1e-3 σ√q, the continuation's COLLAPSE_TOL;
-    q = 0 included)."""
+    """The pinned branch's defining overlap vanished (:func:`.state.overlap_vanished`; q = 0 included)."""
     value = {"positional": sol.m, "semantic": sol.theta}.get(sol.branch)
-    return value is not None and not abs(value) > 1e-3 * sol.params.sigma * math.sqrt(max(sol.q, 0.0))
+    return value is not None and overlap_vanished(value, sol.q, sol.params.sigma)
 
 
 def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> FixedPointSolution:

@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..model import ModelParams
-from .state import OrderParams
+from .state import OrderParams, flatten, teacher_frame
 
 SEMANTIC_C = 0.7
 """θ = c σ², q = 1.1 c² σ² on the semantic start (as the split-rule start)."""
@@ -194,3 +194,20 @@ def full_signal_start(params: ModelParams, branch: str, alpha: float | None = No
     th = np.array(x.theta, float)
     th[np.arange(rho), np.arange(rho)] = th[0, 0]
     return x._replace(theta=th)
+
+
+def default_init(params: ModelParams, branch: str, alpha: float | None = None) -> OrderParams:
+    """A starting point on the branch's subspace derived from the model at ``alpha`` (σ, λ, ω, A, P, α;
+    :func:`starts.model_start`: the split-rule start's magnitudes for any L, r, r*, V from the prior side).
+
+    Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ², now
+    :func:`starts.reference_start`, the second start); e.g. L = 2, λ = 0.001, α = 2 semantic went
+    ``invalid_state`` from it and converges from the model start (docs/theory_general.md, "Starts away from
+    σ = 0.5, λ = 0.01")."""
+    return model_start(params, branch, alpha)
+
+
+def start_vector(x: OrderParams) -> np.ndarray:
+    """A start as the iteration's flat state: float arrays, θ in the teacher frame at r < r*
+    (:func:`state.teacher_frame`, the subspace the map keeps it in: :func:`teacher_pin`)."""
+    return np.asarray(flatten(teacher_frame(OrderParams(*(np.asarray(b, float) for b in x)))))

@@ -7,6 +7,7 @@ fixed-point loop iterates on, so no solver code indexes positions of (q, m, V, �
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -260,3 +261,17 @@ def canonical_frame(x: OrderParams) -> OrderParams:
     s = np.where(fixed, np.sign(diag), np.where(s0 * qrot[0] < 0, -1.0, 1.0))
     s[0] = s0
     return rotate(x, s[:, None] * Qm.T)
+
+
+COLLAPSE_TOL = 1e-3
+"""A pinned branch's defining overlap (|m| positional, |θ| semantic) at or below ``COLLAPSE_TOL·σ√q`` has vanished:
+the branch has collapsed onto the uninformative point (:func:`overlap_vanished`; the split rule's snap and
+verdict, the continuation's point states)."""
+
+
+def overlap_vanished(value: float, q: float, sigma: float) -> bool:
+    """The collapse rule on one point's scalar overlap (m or θ) at q: ``|value| ≤ COLLAPSE_TOL·σ√q`` (NaN counts
+    as vanished; q ≤ 0: the scale is 0). The QMC engine's evidence-based forms in :mod:`.collapse` (a failed
+    iterate's fall, the noise response, q = 0) decide the same question where the overlap carries integration
+    noise."""
+    return not abs(value) > COLLAPSE_TOL * sigma * math.sqrt(max(q, 0.0))

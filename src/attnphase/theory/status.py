@@ -1,4 +1,5 @@
-"""Outcome of a fixed-point solve (issue 11): an enum, never free text."""
+"""The one status vocabulary of the theory (issues 11, 29): how a point's solve, a branch's continuation and a
+ladder ended — an enum with its message, never free text."""
 
 from __future__ import annotations
 
@@ -6,29 +7,63 @@ from enum import Enum
 
 
 class Status(str, Enum):
-    """Why a solve stopped. Only ``CONVERGED`` is a result; every other status is reported as such."""
+    """Why a solve, a continuation or a ladder stopped. Point outcomes: only ``CONVERGED`` and
+    ``ACCEPTED_AT_JUMP`` are results (:attr:`ok`); every other point status is reported as such. Ladder and
+    branch outcomes (``RUNNING`` … ``NOT_TRIED``) say where a continuation stopped (:class:`.ladder.Ladder`,
+    :mod:`.branch_end`). :attr:`message` is the sentence for users."""
 
+    # --- points
     CONVERGED = "converged"
-    MAX_STEPS = "max_steps"            # the residual of the undamped map stayed above rtol
-    DIVERGED = "diverged"              # non-finite map value
-    INVALID_STATE = "invalid_state"    # q or V left the positive-definite cone, or D = λ + σ²V̂ not positive
-    NOT_SIGNIFICANT = "not_significant"  # converged, but the pinned branch's defining overlap (m, resp. θ) is
-    #                                      not significantly non-zero: the "fixed point" is an integration
-    #                                      artefact, the scrambles do not agree that it vanished
-    #                                      (engine.overlap_significance)
-    COLLAPSED = "collapsed"            # the pinned branch's defining overlap vanished: the solve failed
-    #                                    (invalid_state, max_steps, diverged) while it fell to ~0
-    #                                    (collapse.collapse_record), or it converged not significant where a
-    #                                    zero overlap is stable and every scramble's overlap is the linear
-    #                                    response of that 0 to its QMC noise (collapse.response_record) — the
-    #                                    iteration fell onto the uninformative point;
-    #                                    or it converged onto the q = 0 point (the student Q = 0;
-    #                                    engine.zero_q_record: values kept, as the split rule's ``collapsed``
-    #                                    state at q = 0)
-    ON_PINNED = "on_pinned"            # free branch: the iteration sits on a pinned branch's fixed point (converged
-    #                                    there and stable against the pinned direction); its pinned overlap is an
-    #                                    integration artefact of the QMC points (free_verdict.decide)
+    ACCEPTED_AT_JUMP = "accepted_at_jump"  # converged, but at least one scramble was accepted at a jump of its
+    #                                        piecewise-smooth QMC map with a residual up to
+    #                                        ``fixed_point.JUMP_RTOL`` (2 %) instead of rtol
+    MAX_STEPS = "max_steps"
+    DIVERGED = "diverged"
+    INVALID_STATE = "invalid_state"
+    NOT_SIGNIFICANT = "not_significant"
+    COLLAPSED = "collapsed"
+    ON_PINNED = "on_pinned"
+    # --- ladders (a continuation's schedule) and branches
+    RUNNING = "running"
+    NOT_STARTED = "not_started"
+    REACHED = "reached"
+    BRACKETED = "bracketed"
+    GAVE_UP = "gave_up"
+    STEP_CAP = "step_cap"
+    WALL_CAP = "wall_cap"
+    NOT_TRIED = "not_tried"
 
     @property
     def ok(self) -> bool:
-        return self is Status.CONVERGED
+        """A point that is a result (a fixed point): converged, or accepted at a jump of its map."""
+        return self in (Status.CONVERGED, Status.ACCEPTED_AT_JUMP)
+
+    @property
+    def message(self) -> str:
+        return MESSAGES[self]
+
+
+MESSAGES = {
+    Status.CONVERGED: "converged: the residual of the undamped map is below rtol on every scramble",
+    Status.ACCEPTED_AT_JUMP: ("converged at a jump of the QMC map: at least one scramble stopped with a residual "
+                              "up to 2 % (fixed_point.JUMP_RTOL) where its map jumps between two minimisers"),
+    Status.MAX_STEPS: "not converged: the residual of the undamped map stayed above rtol",
+    Status.DIVERGED: "diverged: a non-finite map value",
+    Status.INVALID_STATE: ("invalid state: q or V left the positive-definite cone, or D = λ + σ²V̂ is not "
+                           "positive"),
+    Status.NOT_SIGNIFICANT: ("not significant: converged, but the pinned branch's defining overlap (m, resp. θ) "
+                             "is not significantly non-zero — an integration artefact "
+                             "(significance.overlap_significance)"),
+    Status.COLLAPSED: ("collapsed: the pinned branch's defining overlap vanished — the iteration fell onto the "
+                       "uninformative point, or onto q = 0 (collapse.py)"),
+    Status.ON_PINNED: ("on a pinned branch: the free iteration sits on a pinned branch's stable fixed point; its "
+                       "pinned overlap is an integration artefact (free_verdict.decide)"),
+    Status.RUNNING: "running: the continuation has steps left",
+    Status.NOT_STARTED: "not started: the solve at the continuation's origin failed, no step taken",
+    Status.REACHED: "reached: the continuation got to its target",
+    Status.BRACKETED: "bracketed: the branch's end lies between the last success and the failure (within the tolerance)",
+    Status.GAVE_UP: "gave up: the step ratio fell below its smallest value",
+    Status.STEP_CAP: "stopped at the step cap",
+    Status.WALL_CAP: "stopped at the wall-clock cap",
+    Status.NOT_TRIED: "not tried: no continuation was run for this point",
+}

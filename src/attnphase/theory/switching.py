@@ -115,7 +115,7 @@ def composite_gauss_legendre(lo: float, hi: float, panels: int, n: int) -> tuple
 
 
 @lru_cache(maxsize=32)
-def _outer(nodes: int, panels: int, panel_gl: int, zmax: float, half_yu: bool = False,
+def outer_nodes(nodes: int, panels: int, panel_gl: int, zmax: float, half_yu: bool = False,
            half_xv: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Outer rule over (ξ_v, y_u, y_v): Gauss–Hermite of order ``nodes`` in ξ_v and y_v (smooth directions),
     composite Gauss–Legendre in y_u (the line integral has weak singularities in y_u where the line meets the
@@ -157,7 +157,7 @@ def line_nodes(fields, sigma2: float, V: float, rule: SplitRule, warm=None, half
     ``global_search=False``: the prox at the detection points is continued from ``warm`` only (no multi-start;
     the neighbour checks of step 2 still run) — a fast map that the caller confirms with a full one.
     """
-    xv, yu, yv, wo = _outer(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half_yu, half_xv)
+    xv, yu, yv, wo = outer_nodes(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, half_yu, half_xv)
     L, G = xv.size, rule.detect
     z = np.linspace(-rule.zmax, rule.zmax, G)
     zmid = np.broadcast_to(0.5 * (z[:-1] + z[1:]), (L, G - 1))
