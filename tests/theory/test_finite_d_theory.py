@@ -60,7 +60,7 @@ def test_api_bad_d_is_refused_before_solving(monkeypatch):
 def _brute_e_t_coefficient(p: ModelParams, alpha: float, v: dict, n: int, seed: int = 1) -> tuple[float, float]:
     """``α E‖S(ĥ)P‖²/2`` by plain Monte Carlo with a numpy/scipy prox (r = r* = 1, M = 0, P = I): ω = ξ√q,
     h* = ξθ/√q + y√(σ² − θ²/q) (MODEL.md §8), ĥ = argmin ‖h − ω‖²/(2V) + (σ²/2)‖T − softmax(hhᵀ)‖² over BFGS
-    runs from ω, −ω, 0 and a 3³ grid around ω; independent of the JAX prox and the Sobol points."""
+    runs from ω, −ω, 0 and the 8 corners ω ± 0.8; independent of the JAX prox and the Sobol points."""
     rng = np.random.default_rng(seed)
     s2, L = p.sigma ** 2, p.L
     A, P = np.asarray(p.A_array), np.asarray(p.P_array)
@@ -71,7 +71,7 @@ def _brute_e_t_coefficient(p: ModelParams, alpha: float, v: dict, n: int, seed: 
         E = np.exp(Z - Z.max(axis=1, keepdims=True))
         return E / E.sum(axis=1, keepdims=True)
 
-    g = np.linspace(-1.0, 1.0, 3)
+    g = np.array([-0.8, 0.8])
     grid = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3)
     vals = []
     for _ in range(n):
@@ -81,7 +81,7 @@ def _brute_e_t_coefficient(p: ModelParams, alpha: float, v: dict, n: int, seed: 
         T = (1 - p.omega) * soft(hs) + p.omega * A
         f = lambda h: 0.5 * np.sum((h - w) ** 2) / V + 0.5 * s2 * np.sum((T - soft(h)) ** 2)  # noqa: E731
         starts = [w, -w, np.zeros(L)] + [w + c for c in grid]
-        best = min((minimize(f, s0, method="BFGS", options={"gtol": 1e-10}) for s0 in starts), key=lambda r: r.fun)
+        best = min((minimize(f, s0, method="BFGS", options={"gtol": 1e-8}) for s0 in starts), key=lambda r: r.fun)
         vals.append(np.sum((soft(best.x) @ P) ** 2))
     vals = np.asarray(vals) * alpha / 2
     return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(n))
@@ -92,7 +92,7 @@ def test_e_t_coefficient_against_an_independent_monte_carlo_prox():
     Carlo of α E‖S(ĥ)P‖²/2 with a scipy prox within 3 s.e.; its own error is small."""
     p = ModelParams(L=3, A=A3, omega=0.3)
     b, b_err = FS.e_t_coefficient(p, 2.0, _l3_state())
-    mc, mc_err = _brute_e_t_coefficient(p, 2.0, L3_SEMANTIC_A2, n=200)
+    mc, mc_err = _brute_e_t_coefficient(p, 2.0, L3_SEMANTIC_A2, n=128)
     assert b_err < 0.005 * b
     assert abs(b - mc) <= 3 * math.hypot(mc_err, b_err), (b, mc, mc_err)
 
@@ -132,7 +132,10 @@ def test_correction_matters_at_L3_and_is_small_at_L2():
 
 def test_corrected_values_against_small_d_lbfgs():
     """L = 3, α = 2, semantic start, 16 L-BFGS minimisers at d = 150: ε_g and e_t agree with the theory at
-    dimension d within 3 s.e. (+ the theory's QMC error), while the d → ∞ values miss by many s.e."""
+    dimension d within max(3 s.e., 3 %) (issue 31's acceptance rule; what is left is the overlaps' own O(1/d)
+    shift, the ε_g slope measured 0.537 ± 0.009 against the coefficient's 0.520, docs/theory_general.md), while
+    the d → ∞ values miss by a factor ~2 (ε_g) and ~1.6 (e_t). Breaking the coefficients (no factor α in
+    e_t's, or ε_g's dropped) fails it."""
     from attnphase.simulate import TrainConfig, simulate
     p = ModelParams(L=3, A=A3, omega=0.3)
     d = 150
@@ -143,6 +146,6 @@ def test_corrected_values_against_small_d_lbfgs():
     for key in ("eps_g", "e_t"):
         v = np.asarray(getattr(fd, key))
         mean, se = v.mean(), v.std(ddof=1) / math.sqrt(v.size)
-        tol = 3 * math.hypot(se, rec[f"{key}_at_d_err"])
-        assert abs(mean - rec[f"{key}_at_d"]) <= tol, (key, mean, rec[f"{key}_at_d"], tol)
-        assert abs(mean - L3_SEMANTIC_A2[key]) > 3 * tol, (key, mean)
+        tol = max(3 * math.hypot(se, rec[f"{key}_at_d_err"]), 0.03 * rec[f"{key}_at_d"])
+        assert abs(mean - rec[f"{key}_at_d"]) <= tol, (key, mean, se, rec[f"{key}_at_d"], tol)
+        assert abs(mean - L3_SEMANTIC_A2[key]) > 5 * tol, (key, mean)
