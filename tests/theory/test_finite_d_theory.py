@@ -149,3 +149,54 @@ def test_corrected_values_against_small_d_lbfgs():
         tol = max(3 * math.hypot(se, rec[f"{key}_at_d_err"]), 0.03 * rec[f"{key}_at_d"])
         assert abs(mean - rec[f"{key}_at_d"]) <= tol, (key, mean, se, rec[f"{key}_at_d"], tol)
         assert abs(mean - L3_SEMANTIC_A2[key]) > 5 * tol, (key, mean)
+
+
+L2_POSITIONAL_A15 = dict(q=0.049471, m=0.25473, V=13.593, theta=0.0, eps_g=0.0034397, e_t=0.0032966,
+                         eps_g_coef=0.029312, e_t_coef=0.026099)
+"""The split rule's positional point (L = 2 defaults, ω = 0.3, α = 1.5) and its O(1/d) coefficients:
+``attnphase theory point --alpha 1.5 --branch positional --d 1000`` (this branch, 2026-12-06)."""
+
+
+def _fd_theory(cfg):
+    v = L2_POSITIONAL_A15
+    return {"scalars": {k: v[k] for k in ("q", "m", "V", "theta", "eps_g", "e_t")}, "converged": True,
+            "per_instance": {}}
+
+
+def _fd_sim(cfg):
+    """Instances scattered (s.d. 1e-5) around the theory at dimension d: what `compare` should call agreement."""
+    d, v, n = cfg["params"]["d"], L2_POSITIONAL_A15, cfg.get("instances", 1)
+    noise = 1e-5 * np.random.default_rng([d, cfg.get("seed") or 0]).standard_normal(n)
+    return {"scalars": {}, "converged": True, "per_instance": {
+        "m": [v["m"]] * n, "theta": [0.0] * n, "eps_g": (v["eps_g"] + v["eps_g_coef"] / d + noise).tolist(),
+        "e_t": (v["e_t"] + v["e_t_coef"] / d + noise).tolist()}}
+
+
+def test_compare_uses_the_theory_at_each_simulations_d(tmp_path):
+    """`compare` keeps runs at different d apart and sets each beside the theory at its own d (the split-rule
+    state of the theory row, finite_size.record): deviations within 3 s.e. at d = 100 and 1000, where the
+    d → ∞ value is off by ~8 % at d = 100."""
+    from attnphase.sweeps import TaskKind, load, register_kind, run_sweep
+    from attnphase.sweeps.report import compare
+    from attnphase.sweeps.tasks import _int_ge, _pos_float
+    register_kind(TaskKind("fd_sim", _fd_sim, instanced=True,
+                           params={"alpha": _pos_float, "d": _int_ge(1), "init": lambda n, v: v}))
+    register_kind(TaskKind("fd_theory", _fd_theory, seeded=False,
+                           params={"alpha": _pos_float, "branch": lambda n, v: v}))
+    f = tmp_path / "sw.toml"
+    f.write_text('[sweep]\noutput = "cmp"\n[[task]]\nkind = "fd_sim"\nseeds = 2\ninstances = 4\n'
+                 'grid = { alpha = [1.5], omega = [0.3], init = ["positional"], d = [100, 1000] }\n'
+                 '[[task]]\nkind = "fd_theory"\ngrid = { alpha = [1.5], omega = [0.3], branch = ["positional"] }\n')
+    sw = load(f)
+    run_sweep(sw)
+    table, _ = compare(sw, sim_kinds=("fd_sim",), theory_kinds=("fd_theory",), figures=False)
+    assert sorted(table.d) == [100, 1000] and (table.n == 8).all()
+    v = L2_POSITIONAL_A15
+    for row in table.itertuples():
+        for k in ("eps_g", "e_t"):
+            assert getattr(row, f"{k}_coef") == pytest.approx(v[f"{k}_coef"], rel=0.01)
+            assert getattr(row, f"{k}_theory") == v[k]
+            assert abs(getattr(row, f"{k}_dev_se")) < 3, (row.d, k)
+    d100 = table[table.d == 100].iloc[0]
+    for k in ("eps_g", "e_t"):     # the d → ∞ value: ~8 % and > 20 s.e. away
+        assert abs(d100[f"{k}_sim_mean"] - v[k]) > max(0.07 * v[k], 20 * d100[f"{k}_sim_se"])
