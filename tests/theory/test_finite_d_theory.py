@@ -200,3 +200,23 @@ def test_compare_uses_the_theory_at_each_simulations_d(tmp_path):
     d100 = table[table.d == 100].iloc[0]
     for k in ("eps_g", "e_t"):     # the d → ∞ value: ~8 % and > 20 s.e. away
         assert abs(d100[f"{k}_sim_mean"] - v[k]) > max(0.07 * v[k], 20 * d100[f"{k}_sim_se"])
+
+
+def test_cli_point_d_reports_corrected_values_next_to_the_limit(capsys):
+    """`theory point --d` (split rule): the JSON carries the d → ∞ values, the values at d = value + coef/d,
+    the coefficients with their errors, and provenance.finite_d; the coefficients are those of the pinned
+    reference above (same command)."""
+    import json
+
+    from attnphase.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["theory", "point", "--alpha", "1.5", "--branch", "positional", "--d", "1000", "--json"])
+    assert e.value.code in (0, None)
+    out = capsys.readouterr().out
+    d = json.loads(out[out.index("{"):out.rindex("}") + 1])
+    assert d["d"] == 1000 and d["provenance"]["finite_d"]["d"] == 1000
+    assert "pass-through" in d["provenance"]["finite_d"]["applied"]
+    for k in ("eps_g", "e_t"):
+        assert d[f"{k}_at_d"] == pytest.approx(d[k] + d[f"{k}_coef"] / 1000, rel=1e-12)
+        assert d[f"{k}_coef"] == pytest.approx(L2_POSITIONAL_A15[f"{k}_coef"], rel=2e-3)
+        assert 0 < d[f"{k}_coef_err"] < 2e-3 * d[f"{k}_coef"]
