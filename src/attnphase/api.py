@@ -16,7 +16,7 @@ lazily, so ``import attnphase`` stays fast. Model parameters are keywords with t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .model import ModelParams
 
@@ -59,6 +59,7 @@ class Result:
     value: Any
     table: Any = None                       # pandas.DataFrame, built on demand when None
     provenance: dict[str, Any] = field(default_factory=dict)
+    finite_d: Any = None                    # solve/curve with d=: the O(1/d) record(s), see with_finite_d
 
     def to_frame(self):
         import pandas as pd
@@ -69,10 +70,11 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         base = self.value.to_dict() if hasattr(self.value, "to_dict") else dict(vars(self.value))
-        return {**base, "provenance": self.provenance}
+        extra = {} if self.finite_d is None else {"finite_d": self.finite_d}
+        return {**base, **extra, "provenance": self.provenance}
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("kind", "value", "table", "provenance") or name.startswith("__"):
+        if name in ("kind", "value", "table", "provenance", "finite_d") or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.value, name)
 
@@ -109,7 +111,7 @@ def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = N
 
 
 def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None = None, nodes: int | None = None,
-          integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
+          integrator: str = "auto", qmc_config: Any = None, d: int | None = None, **kw: Any) -> Result:
     """One fixed point of the asymptotic equations on ``branch``. ``integrator="auto"``: the split-line rule of
     MODEL.md §6 for L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``Result`` wraps :class:`attnphase.theory.FixedPointSolution`),
     the QMC engine of §8 otherwise (wraps :class:`attnphase.theory.engine.GeneralSolution`, with ``*_err``
@@ -119,7 +121,12 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     >>> s = solve(2.0, "semantic", omega=0.3, nodes=4)          # doctest: +SKIP
     >>> s.converged, round(s.theta, 2)                          # doctest: +SKIP
     (True, 0.16)
+
+    ``d``: also ε_g and e_t at that dimension (:func:`with_finite_d`).
     """
+    if d is not None:
+        return with_finite_d(lambda: solve(alpha, branch, params=params, nodes=nodes, integrator=integrator,
+                                           qmc_config=qmc_config, **kw), d)
     from .theory import curve_table, solve_point
     p = _params_from(params, kw)
     how = _route(p, integrator, nodes, qmc_config)
@@ -169,10 +176,15 @@ def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config:
 
 
 def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelParams | None = None,
-          nodes: int | None = None, integrator: str = "auto", qmc_config: Any = None, **kw: Any) -> Result:
+          nodes: int | None = None, integrator: str = "auto", qmc_config: Any = None, d: int | None = None,
+          **kw: Any) -> Result:
     """A branch along ``alphas``; ``to_frame()`` is one row per α (unconverged points kept,
     ``converged = False``). L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``integrator="auto"``/``"split"``/``"product"``):
-    continuation with the split-line rule; otherwise (or ``"qmc"``) all α in one batch of the QMC engine."""
+    continuation with the split-line rule; otherwise (or ``"qmc"``) all α in one batch of the QMC engine.
+    ``d``: also ε_g and e_t at that dimension (:func:`with_finite_d`)."""
+    if d is not None:
+        return with_finite_d(lambda: curve(alphas, branch, params=params, nodes=nodes, integrator=integrator,
+                                           qmc_config=qmc_config, **kw), d)
     from functools import partial
 
     from .guards import check_grid
@@ -192,6 +204,27 @@ def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelPar
                                   unconverged_alphas=[float(a) for a in table.loc[~table["converged"], "alpha"]],
                                   states=table["state"].value_counts().to_dict()))
     return Result("theory curve", sols, table, prov)
+
+
+def with_finite_d(res: "Result | Callable[[], Result]", d: int) -> Result:
+    """``res`` (a ``solve`` or ``curve`` result, or a function computing it, called after ``d`` is checked) with ε_g and e_t at dimension ``d`` next to the d → ∞ values:
+    the columns of :data:`attnphase.theory.finite_size.COLUMNS` added to ``to_frame()`` (``eps_g_at_d``,
+    ``e_t_at_d`` with errors, the coefficients ``eps_g_coef``, ``e_t_coef``), ``res.finite_d`` (the record, a
+    list for a curve) and ``provenance["finite_d"]`` (what was applied). ``d`` is checked first (an integer
+    in [2, 1e9])."""
+    import pandas as pd
+
+    from .theory.finite_size import APPLIED, check_dimension, solution_record
+    d = check_dimension(d)
+    res = res() if callable(res) else res
+    sols = res.value if isinstance(res.value, list) else [res.value]
+    sols = [getattr(s, "solution", s) for s in sols]
+    recs = [solution_record(s, d) for s in sols]
+    extra = pd.DataFrame([{"alpha": float(s.alpha), **r} for s, r in zip(sols, recs)])
+    table = res.to_frame()
+    table = table.assign(alpha=table["alpha"].astype(float)).merge(extra, on="alpha", how="left")
+    prov = {**res.provenance, "finite_d": {"d": d, "applied": APPLIED}}
+    return Result(res.kind, res.value, table, prov, recs if isinstance(res.value, list) else recs[0])
 
 
 def transition(*, params: ModelParams | None = None, **kw: Any) -> Result:

@@ -79,9 +79,10 @@ def _sim_delta(sim):
     return pd.DataFrame(rows)
 
 
-def _agreement(sim, sem_tab, pos_tab) -> list[dict[str, Any]]:
+def _agreement(sim, sem_tab, pos_tab, params=None) -> list[dict[str, Any]]:
     """(simulation − theory)/SE per (α, init) for the branch the init starts in (semantic → semantic, …): its
-    non-zero overlap (θ/σ² or m), ε_g and e_t."""
+    non-zero overlap (θ/σ² or m), ε_g and e_t. With ``params``, ε_g and e_t are compared with the theory at the
+    run's d (:func:`_at_dimension`; ``theory`` is then that value, ``theory_d_inf`` the d → ∞ one)."""
     out = []
     if sim is None or len(sim) == 0:
         return out
@@ -95,7 +96,9 @@ def _agreement(sim, sem_tab, pos_tab) -> list[dict[str, Any]]:
         s2 = float(t["sigma"]) ** 2
         theory = {"theta_over_sigma2": abs(t["theta"]) / s2, "m": abs(t["m"]), "eps_g": t["eps_g"],
                   "e_t": t["e_t"]}
+        at_d = _at_dimension(params, t, int(row["d"])) if params is not None and "d" in row else {}
         for c, tv in theory.items():
+            d_inf, tv = tv, at_d.get(c, tv)
             if c in ("theta_over_sigma2", "m") and tv == 0.0:
                 continue  # the pinned overlap: |finite-d value| is biased away from 0, a z-score means nothing
             if f"{c}_mean" in row and np.isfinite(row.get(f"{c}_mean", np.nan)):
@@ -103,8 +106,18 @@ def _agreement(sim, sem_tab, pos_tab) -> list[dict[str, Any]]:
                 z = (row[f"{c}_mean"] - tv) / se if se and np.isfinite(se) and se > 0 else float("nan")
                 rel = (row[f"{c}_mean"] - tv) / abs(tv) if tv else float("nan")
                 out.append(dict(alpha=row["alpha"], init=row["init"], quantity=c, simulation=row[f"{c}_mean"],
-                                sem=se, theory=float(tv), z=float(z), rel_diff=float(rel)))
+                                sem=se, theory=float(tv), z=float(z), rel_diff=float(rel), theory_d_inf=float(d_inf)))
     return out
+
+
+def _at_dimension(params, t, d: int) -> dict[str, float]:
+    """ε_g and e_t of the theory row ``t`` (the split rule's q, m, θ, V) at dimension ``d``: the d → ∞ values
+    plus their O(1/d) terms (:func:`attnphase.theory.finite_size.record`, 4096 × 4 points)."""
+    from .theory.finite_size import from_scalars, record
+    x = from_scalars(*(float(t[k]) for k in ("q", "m", "theta", "V")))
+    rec = record(params, float(t["alpha"]), x, d, {"eps_g": float(t["eps_g"]), "e_t": float(t["e_t"])},
+                 points=2 ** 12, scrambles=4)
+    return {"eps_g": rec["eps_g_at_d"], "e_t": rec["e_t_at_d"]}
 
 
 def _line_value(x, bound) -> str:
@@ -157,7 +170,8 @@ def _summary(tr, lines, agree, sim_delta, cfg, full, sim_note, times, out) -> st
          f"  α_l(ω): {all_line}"]
     if agree is not None and len(agree):
         s.append(f"  finite-d check: d={cfg['d']}, {cfg['instances']} instances/point, {cfg['optimizer']}, "
-                 f"α ∈ {{{', '.join(f'{a:g}' for a in cfg['sim_alphas'])}}}; each init vs its own branch:")
+                 f"α ∈ {{{', '.join(f'{a:g}' for a in cfg['sim_alphas'])}}}; each init vs its own branch "
+                 "(ε_g, e_t: theory at that d, with the O(1/d) term):")
         for q, g in agree.groupby("quantity", sort=False):
             z = g["z"].abs()
             rel = g["rel_diff"].abs()
@@ -251,7 +265,7 @@ def reproduce(out: Path, *, full: bool = False, seed: int = 0, simulate: bool = 
     tables = {"theory_omega0.3.csv": theory, "global_omega0.3.csv": tr.global_table,
               "refinement_omega0.3.csv": pd.DataFrame(tr.refined), "mixed_search_omega0.3.csv": pd.DataFrame(tr.mixed),
               "phase_grid.csv": grid, "phase_lines.csv": lines}
-    agree = pd.DataFrame(_agreement(sim, tr.semantic, tr.positional))
+    agree = pd.DataFrame(_agreement(sim, tr.semantic, tr.positional, params))
     sim_delta = _sim_delta(sim) if len(sim) else pd.DataFrame()
     if len(sim):
         tables.update({"simulation.csv": sim, "agreement.csv": agree, "simulation_delta_e_t.csv": sim_delta})

@@ -3,7 +3,8 @@
 For each dimension ``d`` the same protocol (:func:`attnphase.simulate.simulate`) is run on ``instances``
 independent instances; per observable the mean ± s.e. over instances is fitted by weighted least squares
 ``y(d) = y_∞ + b/d`` (weights ``1/s.e.²``), and the extrapolation ``y_∞ ± s.e.`` is set beside the asymptotic
-theory's branch at the same parameters (:func:`theory_point`, swappable for a general-(L, r) engine).
+theory's branch at the same parameters (:func:`theory_point`), the fitted slopes b of ε_g and e_t beside the
+theory's O(1/d) coefficients (``predicted_slope``; :mod:`attnphase.theory.finite_size`).
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def fit_inverse_d(ds: Sequence[float], y: Sequence[float], se: Sequence[float]) 
 
 
 def theory_point(params: ModelParams, alpha: float, branch: str) -> dict[str, Any]:
-    """The asymptotic branch (MODEL.md §6) in the observables of :data:`OBSERVABLES`, with its status.
+    """The asymptotic branch (MODEL.md §6) in the observables of :data:`OBSERVABLES`, with its status and the
+    O(1/d) coefficients of ε_g and e_t (``eps_g_coef``, ``e_t_coef`` with ``*_err``;
+    :mod:`attnphase.theory.finite_size`): the slopes the 1/d fit should find, up to the overlaps' own shifts.
 
     Uses the current ``attnphase.theory.solver.solve_point`` (L = 2, r = 1 only); other models return
     ``{"available": False}``. This is the one place to swap in a general engine.
@@ -73,11 +76,14 @@ def theory_point(params: ModelParams, alpha: float, branch: str) -> dict[str, An
     if not is_small(params):
         return {"available": False, "branch": branch,
                 "reason": "theory engine covers L = 2, r = r* = 1, P = ±(1, -1)ᵀ"}
+    from .theory.finite_size import solution_record
     from .theory.solver import solve_point
     sol = solve_point(params, alpha, branch=branch)
+    rec = solution_record(sol, 1000)            # the coefficients do not depend on d
     return {"available": True, "branch": branch, "converged": bool(sol.converged), "status": sol.status,
             "stable": sol.stable, "m": abs(sol.m), "theta_over_sigma2": abs(sol.theta) / params.sigma ** 2,
-            "q": sol.q, "e_t": sol.e_t, "eps_g": sol.eps_g}
+            "q": sol.q, "e_t": sol.e_t, "eps_g": sol.eps_g,
+            **{k: rec[k] for k in ("eps_g_coef", "eps_g_coef_err", "e_t_coef", "e_t_coef_err")}}
 
 
 @dataclass
@@ -101,9 +107,11 @@ class ScalingResult:
             f = self.fits[k]
             th = self.theory.get(k) if self.theory.get("available") else None
             z = (f.intercept - th) / f.intercept_se if th is not None and f.intercept_se > 0 else None
+            pred = self.theory.get(f"{k}_coef") if th is not None else None
             rows.append(dict(observable=k, extrapolation=f.intercept, se=f.intercept_se, slope=f.slope,
                              chi2=f.chi2, dof=f.dof, theory=th, z=z,
-                             rel_diff=None if th in (None, 0) else (f.intercept - th) / abs(th)))
+                             rel_diff=None if th in (None, 0) else (f.intercept - th) / abs(th),
+                             predicted_slope=pred))
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +178,9 @@ def plot_scaling(result: ScalingResult, path) -> None:
                     label="1/d → 0")
         if result.theory.get("available") and result.theory.get(k) is not None:
             ax.plot([0.0], [result.theory[k]], "*", color="k", ms=10, label=f"theory ({result.theory['branch']})")
+            if result.theory.get(f"{k}_coef") is not None:       # theory at dimension d (theory.finite_size)
+                ax.plot(xx, result.theory[k] + result.theory[f"{k}_coef"] * xx, ":", color="k", lw=1,
+                        label="theory + O(1/d)" if k == "e_t" else None)
         ax.set_xlabel("1/d")
         ax.set_title(labels[k])
         ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))

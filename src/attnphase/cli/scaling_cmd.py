@@ -52,6 +52,6 @@ def scaling(
     if as_json:
         emit_json(res.to_dict())
         return
-    cols = ["observable", "extrapolation", "se", "slope", "chi2", "dof", "theory", "z", "rel_diff"]
+    cols = ["observable", "extrapolation", "se", "slope", "predicted_slope", "chi2", "dof", "theory", "z", "rel_diff"]
     print_table(f"scaling α={alpha:g} ω={omega:g} init={init} d∈{dims}", cols,
                 [[row[c] for c in cols] for row in res.table()])

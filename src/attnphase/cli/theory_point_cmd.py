@@ -34,6 +34,9 @@ ScramblesOpt = typer.Option(None, "--scrambles", help="Independent QMC scrambles
 TargetOpt = typer.Option(None, "--qmc-target", help="Error control: grow the QMC size (scrambles up to 8, "
                          "points up to 65536) until every relative standard error is below this (default 5e-3/3 "
                          "without --qmc-points/--scrambles, else 0 = fixed size).")
+DimOpt = typer.Option(None, "--d", help="Also report eps_g and e_t at this dimension d (integer in [2, 1e9]): the "
+                      "d → ∞ values plus their O(1/d) terms (eps_g_at_d, e_t_at_d, coefficients eps_g_coef, "
+                      "e_t_coef with errors; attnphase.theory.finite_size, docs/guides/finite_d_theory.md).")
 
 
 def _params(L, r, r_star, sigma, lam, omega, A, P):
@@ -134,6 +137,17 @@ def _replicon_text(rec: dict) -> str:
     return f"{rec['value']:.4g} ± {rec['error']:.2g} ({verdict})"
 
 
+def _add_finite_d(sol, dim: int, out: dict, rows: list) -> None:
+    """The O(1/d) record (:func:`attnphase.theory.finite_size.solution_record`) into the point's output and
+    table rows, and what was applied into its provenance."""
+    from ..theory.finite_size import APPLIED, solution_record
+    rec = solution_record(sol, dim)
+    out.update(rec)
+    rows.extend([k, v] for k, v in rec.items())
+    out.setdefault("provenance", {})["finite_d"] = {"d": dim, "applied": APPLIED if rec["e_t_coef"] == rec["e_t_coef"]
+                                                    else "not applied: no fixed point (values NaN)"}
+
+
 @theory_app.command("point")
 def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α = n/d > 0."),
           omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
@@ -145,6 +159,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
           qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt, qmc_target: float = TargetOpt,
           json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout."),
+          dim: int = DimOpt,
           replicon: bool = typer.Option(False, "--replicon", help="Also the replicon (de Almeida-Thouless) "
                                         "eigenvalue of the RS fixed point: 'replicon' = value, error, stable "
                                         "(RS locally stable iff < 1; docs/theory_general.md, 'Replicon "
@@ -153,7 +168,9 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
     from ..theory.solver import resolution_note
+    from ..theory.finite_size import check_dimension
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
+    dim = None if dim is None else check_dimension(dim, "--d")
     if branch not in BRANCHES:
         raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
     if rule is not None and rule not in ("split", "product"):
@@ -190,6 +207,8 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
         converged, status = s.converged, s.status
+    if dim is not None:
+        _add_finite_d(g if how == "qmc" else s, dim, d, rows)
     if replicon:
         d["replicon"] = _replicon_record(g if how == "qmc" else s, how)
         rows.append(["replicon", _replicon_text(d["replicon"])])
@@ -238,7 +257,8 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
           rule: str = typer.Option(None, "--rule", help=RULE_HELP + " (alias of --integrator for L=2, r=1)"),
           qmc_points: int = QmcOpt, scrambles: int = ScramblesOpt, qmc_target: float = TargetOpt,
           out: Path = typer.Option(..., "--out", help="CSV file to write (tidy, one row per point)."),
-          json_out: bool = typer.Option(False, "--json", help="Also print the rows and provenance as JSON.")) -> None:
+          json_out: bool = typer.Option(False, "--json", help="Also print the rows and provenance as JSON."),
+          dim: int = DimOpt) -> None:
     """Solve a curve in α for each branch and write a CSV. Split/product rule: continuation (the semantic branch
     from large α down, the positional one from small α up); QMC: all points of a branch in one vmapped batch."""
     import pandas as pd
@@ -248,7 +268,9 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     from ..phase import branch_table, follow_branch
     from ..provenance import provenance
     from ..theory import BRANCHES, solve_point
+    from ..theory.finite_size import check_dimension
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
+    dim = None if dim is None else check_dimension(dim, "--d")
     branches = parse_list("--branch", branch, BRANCHES)
     grid = parse_linspace("--alphas", alphas)
     if (grid <= 0).any():
@@ -260,7 +282,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
         check_theory_request(params, nodes, how)
     out = check_output_path(out)
     order = sorted(grid, reverse=True)
-    frames = []
+    frames, solved = [], []
     if how == "qmc":
         from ..progress import QMCStatus
         from ..theory.engine import solve_batch
@@ -268,6 +290,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
         for b in branches:
             with QMCStatus(f"{b}: {len(grid)} points in one batch") as progress:
                 sols = solve_batch(params, grid, b, qmc_config=cfg, progress=progress)
+            solved += sols
             frame = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
                                   for s in sols])
             frames.append(frame.assign(integrator="qmc", qmc_points=[s.qmc.points for s in sols],
@@ -281,14 +304,33 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
                                      progress=lambda i: prog.advance(task), rtol=1e-5, max_steps=300,
                                      solver=partial(solve_point, rule=how))
                 frames.append(branch_table(sols))
+                solved += [getattr(p, "solution", p) for p in sols]
     df = pd.concat(frames, ignore_index=True).sort_values(["branch", "alpha"])
+    if dim is not None:
+        df = _curve_finite_d(df, solved, dim)
     write_atomic(out, lambda t: with_stamp(df).to_csv(t, index=False))
     bad = int((~df["converged"].astype(bool)).sum())
     states = df["state"].value_counts().to_dict() if "state" in df else {}
     if json_out:
         emit_json(dict(rows=df.to_dict(orient="records"), out=str(out),
                        provenance=provenance(dict(params=params.to_dict(), alphas=list(map(float, grid)),
-                                                  branches=branches, integrator=how, nodes=nodes),
-                                             kind="theory curve", not_converged=bad)))
+                                                  branches=branches, integrator=how, nodes=nodes, d=dim),
+                                             kind="theory curve", not_converged=bad, finite_d=_curve_applied(dim))))
     console.print(f"wrote {len(df)} points to {out}" + (f" (states: {states})" if states else "")
                   + (f" ({bad} not converged)" if bad else ""))
+
+
+def _curve_finite_d(df, sols: list, dim: int):
+    """The curve's table with the O(1/d) columns (:data:`attnphase.theory.finite_size.COLUMNS`) of each
+    solution, matched on (branch, α)."""
+    import pandas as pd
+
+    from ..theory.finite_size import solution_record
+    with console.status(f"O(1/d) terms at d = {dim} ({len(sols)} points)"):
+        recs = pd.DataFrame([{"branch": s.branch, "alpha": float(s.alpha), **solution_record(s, dim)} for s in sols])
+    return df.assign(alpha=df["alpha"].astype(float)).merge(recs, on=["branch", "alpha"], how="left")
+
+
+def _curve_applied(dim: int | None) -> dict | None:
+    from ..theory.finite_size import APPLIED
+    return None if dim is None else {"d": dim, "applied": APPLIED}

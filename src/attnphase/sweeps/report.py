@@ -77,11 +77,15 @@ _MATCH = ("alpha", "omega", "L", "r", "r_star", "sigma", "lam", "A", "P")
 
 def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = True,
             sim_kinds: tuple[str, ...] = ("simulate",),
-            theory_kinds: tuple[str, ...] = ("theory",)) -> tuple[pd.DataFrame, Path]:
+            theory_kinds: tuple[str, ...] = ("theory",), finite_d: bool = True) -> tuple[pd.DataFrame, Path]:
     """Simulation mean ± standard error against theory (branch = initialisation) per parameter point.
 
     Writes ``compare.csv`` and one figure per initialisation (``compare_<init>.png``) to ``out_dir``
     (default ``<output>/compare``). Deviation = (mean − theory) / standard error. |m| and |θ| are used.
+    Simulations at different ``d`` are separate rows. ``finite_d``: ε_g and e_t are compared with the theory at
+    the simulation's d (``{q}_theory_at_d``: the d → ∞ ``{q}_theory`` plus its O(1/d) term,
+    :func:`attnphase.theory.finite_size.record`, with ``{q}_coef``) where the theory row carries its state
+    (q, m, θ, V); ``{q}_dev_se`` is then against that value.
     """
     df = frame(sweep)
     if df.empty or "kind" not in df:
@@ -96,8 +100,8 @@ def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = Tru
             if q in d:
                 d[q] = d[q].abs()
     keys = [k for k in _MATCH if k in sim and k in th]
-    group = keys + ["init"]
-    rows = []
+    group = keys + ["init"] + (["d"] if "d" in sim else [])
+    rows, cache = [], {}
     for gkey, g in sim.groupby(group, dropna=False):
         rec = dict(zip(group, gkey))
         rec["branch"] = rec["init"] if rec["init"] in ("semantic", "positional") else None
@@ -107,12 +111,16 @@ def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = Tru
             cand = cand[np.isclose(cand[k], rec[k])] if isinstance(rec[k], float) else cand[cand[k] == rec[k]]
         t = cand.iloc[0] if len(cand) else None
         rec["theory_converged"] = None if t is None else bool(t.get("task_converged"))
+        at_d = _at_dimension(t, rec.get("d"), cache) if finite_d else {}
+        rec.update({f"{q}_{c}": at_d.get(f"{q}_{c}", math.nan) for q in ("eps_g", "e_t")
+                    for c in ("theory_at_d", "coef")} if finite_d else {})
         for q in QUANTITIES:
             vals = pd.to_numeric(g[q], errors="coerce").dropna() if q in g else pd.Series([], dtype=float)
             mean = float(vals.mean()) if len(vals) else math.nan
             se = float(vals.std(ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else math.nan
             tv = float(t[q]) if t is not None and q in t and pd.notna(t[q]) else math.nan
             rec[f"{q}_sim_mean"], rec[f"{q}_sim_se"], rec[f"{q}_theory"] = mean, se, tv
+            tv = at_d.get(f"{q}_theory_at_d", tv)
             rec[f"{q}_dev_se"] = (mean - tv) / se if se and se > 0 and not math.isnan(tv) else math.nan
         rows.append(rec)
     table = pd.DataFrame(rows).sort_values(["init", "omega", "alpha"]).reset_index(drop=True)
@@ -124,6 +132,36 @@ def compare(sweep: Sweep, out_dir: str | Path | None = None, figures: bool = Tru
     if figures:
         _figures(table, th, out)
     return table, out
+
+
+_STATE = ("q", "m", "theta", "V")
+
+
+def _at_dimension(t, d, cache: dict) -> dict[str, float]:
+    """``eps_g_theory_at_d``, ``e_t_theory_at_d`` and their coefficients for the theory row ``t`` at the
+    simulation's dimension ``d`` (:func:`attnphase.theory.finite_size.record` on the row's r = r* = k = 1
+    state and model, at a reduced QMC size; cached per row); empty where the row has no state or d is unknown."""
+    if t is None or d is None or not all(k in t and pd.notna(t[k]) for k in _STATE + ("eps_g", "e_t")):
+        return {}
+    key = (t["key"], int(d))
+    if key not in cache:
+        from ..model import ModelParams
+        from ..theory import finite_size as FS
+        model = {k: json.loads(t[k]) if isinstance(t[k], str) and k in ("A", "P") else t[k]
+                 for k in ("L", "r", "r_star", "sigma", "lam", "omega", "A", "P") if k in t and _present(t[k])}
+        params = ModelParams(**model)
+        if (params.L, params.r, params.r_star, params.k) != (2, 1, 1, 1):
+            cache[key] = {}
+        else:
+            rec = FS.record(params, float(t["alpha"]), FS.from_scalars(*(float(t[k]) for k in _STATE)), int(d),
+                            {"eps_g": float(t["eps_g"]), "e_t": float(t["e_t"])}, points=2 ** 12, scrambles=4)
+            cache[key] = {f"{q}_{c}": rec[f"{q}_{src}"] for q in ("eps_g", "e_t")
+                          for c, src in (("theory_at_d", "at_d"), ("coef", "coef"))}
+    return cache[key]
+
+
+def _present(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
 def _figures(table: pd.DataFrame, th: pd.DataFrame, out: Path) -> None:

@@ -31,11 +31,14 @@ overlaps themselves, nor the fluctuations of ρ between instances.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import finite_d_error as FDE, xla_cache
+from ..errors import ParameterError
 from ..model import ModelParams
 from . import channel_general as CG
 from . import prox_general as PG
@@ -129,3 +132,93 @@ def eps_g_coefficient(params: ModelParams, x: OrderParams, points: int = 2 ** 14
 def _eps_g_one(pr, sigma, omega, A, xi):
     """The exact finite-d ε_g on one scramble ``xi`` (1, N, L, w) (:func:`finite_d_error.integrate`)."""
     return FDE.integrate(pr, jnp.zeros(A.shape, A.dtype), sigma, omega, A, xi).eps_g
+
+
+MAX_D = 10 ** 9
+"""Largest dimension a correction is asked for (``check_dimension``): beyond it the term is below float64's
+resolution of the d → ∞ values (coefficients O(1), values O(1e-3))."""
+COLUMNS = ("d", "eps_g_at_d", "eps_g_at_d_err", "e_t_at_d", "e_t_at_d_err", "eps_g_coef", "eps_g_coef_err",
+           "e_t_coef", "e_t_coef_err")
+"""The keys of a :func:`record` (and the columns ``theory curve --d`` adds), next to the d → ∞ ``eps_g``, ``e_t``."""
+APPLIED = ("eps_g(d) = eps_g + b_eps/d, b_eps exact at the fixed point's overlaps (positional pass-through "
+           "E||S(omega)P||^2/2 plus, where M != 0, its cross term and the token components in span(Q, Q*, u)); "
+           "e_t(d) = e_t + b_t/d, b_t = alpha E||S(h_hat)P||^2/2 (the pass-through of the training samples); "
+           "not included: the O(1/d) shifts of the overlaps themselves and the instance-to-instance "
+           "fluctuations (attnphase.theory.finite_size)")
+"""What a :func:`record` applied, for provenance."""
+
+
+def check_dimension(d, name: str = "d") -> int:
+    """``d`` as an int in [2, :data:`MAX_D`] (a finite-d student needs d ≥ 2), else a one-line
+    :class:`ParameterError` naming ``name``."""
+    allowed = f"an integer in [2, {MAX_D:.0e}] (the dimension of the finite-d run)"
+    if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating)):
+        raise ParameterError(name, allowed, d)
+    if not math.isfinite(float(d)) or float(d) != int(d) or not 2 <= int(d) <= MAX_D:
+        raise ParameterError(name, allowed, d)
+    return int(d)
+
+
+def e_t_coefficient(params: ModelParams, alpha: float, x: OrderParams, points: int = 1024, scrambles: int = 4,
+                    seed: int = 0) -> tuple[float, float]:
+    """``b_t = α E‖S(ĥ)P‖²/2`` of ``e_t(d) = e_t + b_t/d`` (module docstring) as the mean over ``scrambles``
+    independent scrambles of ``points`` Sobol points, and its standard error."""
+    v = np.array([passthrough(params, alpha, x, points=points, seed=seed + s)["S_hhat_P"]
+                  for s in range(scrambles)]) * alpha / 2
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(scrambles))
+
+
+def state_of(sol) -> OrderParams | None:
+    """The order parameters of a solution of either integrator as :class:`OrderParams`: the engine's
+    ``GeneralSolution.x``; the split rule's scalars (L = 2, r = r* = k = 1: ``q, M = [[m]], θ, V``). None where
+    the solution carries no finite state (not converged)."""
+    x = getattr(sol, "x", None)
+    if x is None:
+        x = from_scalars(sol.q, sol.m, sol.theta, sol.V)
+    ok = all(np.all(np.isfinite(np.asarray(b, float))) for b in x)
+    return OrderParams(*(np.asarray(b, float) for b in x)) if ok else None
+
+
+def from_scalars(q: float, m: float, theta: float, V: float) -> OrderParams:
+    """The r = r* = k = 1 state (the split rule's, MODEL.md §6) as 1×1 blocks."""
+    return OrderParams(*(np.array([[float(v)]]) for v in (q, m, theta, V)))
+
+
+def record(params: ModelParams, alpha: float, x: OrderParams | None, d: int, values: dict,
+           errors: dict | None = None, points: int = 2 ** 14, scrambles: int = 8) -> dict:
+    """ε_g and e_t a run at dimension ``d`` should show: the keys of :data:`COLUMNS` — ``*_at_d`` = d → ∞
+    value + coefficient/d, ``*_at_d_err`` combining the value's integration error (``errors``, 0 where the
+    integrator gives none) with the coefficient's over d, the coefficients with their QMC errors
+    (:func:`eps_g_coefficient` at ``points × scrambles``, :func:`e_t_coefficient` at ``points/16 × 4``).
+    ``x`` None (no fixed point) or non-finite values: NaN."""
+    d = check_dimension(d)
+    nan = float("nan")
+    out = dict.fromkeys(COLUMNS, nan)
+    out["d"] = d
+    vals = {k: float(values.get(k, nan)) for k in ("eps_g", "e_t")}
+    if x is None or not all(math.isfinite(v) for v in vals.values()):
+        return out
+    b, b_err = eps_g_coefficient(params, x, points=points, scrambles=scrambles)
+    c, c_err = e_t_coefficient(params, alpha, x, points=max(points // 16, 256))
+    errors = errors or {}
+    for key, coef, err in (("eps_g", b, b_err), ("e_t", c, c_err)):
+        out[f"{key}_coef"], out[f"{key}_coef_err"] = coef, err
+        out[f"{key}_at_d"] = vals[key] + coef / d
+        out[f"{key}_at_d_err"] = math.hypot(float(errors.get(key, 0.0) or 0.0), err / d)
+    return out
+
+
+def solution_record(sol, d: int, **kw) -> dict:
+    """:func:`record` of a solution of either integrator (:func:`state_of`; the engine's ``values``/``errors``,
+    the split rule's ``eps_g``/``e_t`` without an integration error)."""
+    x = state_of(sol) if sol.converged or _collapsed(sol) else None
+    if hasattr(sol, "values") and isinstance(getattr(sol, "values"), dict):
+        values, errors = sol.values, sol.errors
+    else:
+        values, errors = {"eps_g": sol.eps_g, "e_t": sol.e_t}, None
+    return record(sol.params, sol.alpha, x, d, values, errors, **kw)
+
+
+def _collapsed(sol) -> bool:
+    """A fixed point with its values kept although not ``converged`` (the engine's COLLAPSED onto q = 0)."""
+    return getattr(getattr(sol, "status", None), "value", None) == "collapsed"
