@@ -211,7 +211,7 @@ def report(frame, out_dir, theory_dir=None) -> dict[str, Any]:
     ``cells.csv`` (:func:`cell_table`), ``alpha_c.csv`` (:func:`alpha_c_line`, with the theory's α_c, α_l and
     the differences when ``theory_dir`` holds ``phase_grid.csv`` and ``phase_lines.csv`` of ``attnphase theory
     phase-diagram``) and ``diagram.png`` (:func:`plot_paired_diagram`) into ``out_dir``; returns the paths and
-    counts (students, cells, unconverged)."""
+    counts (``students``, ``cells``, ``unconverged``)."""
     import pandas as pd
     from pathlib import Path
     out = Path(out_dir)
@@ -223,9 +223,9 @@ def report(frame, out_dir, theory_dir=None) -> dict[str, Any]:
         grid = pd.read_csv(Path(theory_dir) / "phase_grid.csv")
         lines = pd.read_csv(Path(theory_dir) / "phase_lines.csv")
         line = compare_alpha_c(line, lines)
-    paths = dict(cells=out / "cells.csv", alpha_c=out / "alpha_c.csv", figure=out / "diagram.png")
-    table.to_csv(paths["cells"], index=False, float_format="%.6g")
-    line.to_csv(paths["alpha_c"], index=False, float_format="%.6g")
+    paths = dict(cells_csv=out / "cells.csv", alpha_c_csv=out / "alpha_c.csv", figure=out / "diagram.png")
+    table.to_csv(paths["cells_csv"], index=False, float_format="%.6g")
+    line.to_csv(paths["alpha_c_csv"], index=False, float_format="%.6g")
     plot_paired_diagram(table, paths["figure"], grid, lines, line)
     conv = [c for c in ("converged_semantic", "converged_positional") if c in table.columns]
     students = int(table["n_semantic"].sum() + table["n_positional"].sum())
