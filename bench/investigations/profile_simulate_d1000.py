@@ -39,9 +39,31 @@ def main():
     ap.add_argument("--instances", type=int, nargs=2, default=[8, 24])
     ap.add_argument("--init", default="semantic")
     ap.add_argument("--stages", action="store_true")
+    ap.add_argument("--alpha-costs", default="", help="comma-separated α: CPU s per student at each (both inits, "
+                    "24 instances, compiled beforehand) and their trapezoid mean over [min, max]; then exit")
     a = ap.parse_args()
     print("load", os.getloadavg(), "XLA_FLAGS", os.environ.get("XLA_FLAGS"))
     P = ModelParams(omega=0.3)
+    if a.alpha_costs:
+        alphas = [float(x) for x in a.alpha_costs.split(",")]
+        per, comp = [], []
+        for al in alphas:
+            cpu = 0.0
+            for init in ("semantic", "positional"):
+                c0 = time.process_time()
+                simulate(P, alpha=al, d=a.d, config=TrainConfig(init=init, optimizer="lbfgs"), instances=24, seed=7)
+                c1 = time.process_time()
+                simulate(P, alpha=al, d=a.d, config=TrainConfig(init=init, optimizer="lbfgs"), instances=24)
+                cpu += time.process_time() - c1
+                if init == "semantic":  # the first call of a shape compiles (the init is traced: no recompilation)
+                    comp.append(c1 - c0 - (time.process_time() - c1))
+            per.append(cpu / 48)
+            print(f"alpha {al}: {per[-1]*1e3:.0f} ms CPU per student (both inits); load {os.getloadavg()[0]:.1f}",
+                  flush=True)
+        mean = np.trapezoid(per, alphas) / (alphas[-1] - alphas[0])
+        print(f"trapezoid mean over α: {mean*1e3:.0f} ms CPU per student; compilation ≈ {np.mean(comp):.1f} CPU-s "
+              f"per shape (first call − compiled call)")
+        return
     d, n = a.d, n_samples(a.alpha, a.d)
     cfg = TrainConfig(init=a.init, optimizer="lbfgs")
     if a.stages:
