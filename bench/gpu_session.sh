@@ -16,9 +16,9 @@
 #   suite     gpu_suite.sh on docs/gpu.md's "short first look" (Dask tests included)     all the time left
 # Issue 34's parts (not in the default selection; docs/gpu.md, "The paper's diagrams on a GPU"):
 #   GPU_SESSION_PARTS=env,slice,diagram_cpu,diagram_gpu bash bench/gpu_session.sh
-#   slice        bench_gpu_diagram.py: ω = 0.3, 25 α × 2 inits × 24 instances, d = 1000  GPU_SESSION_SLICE_S  (240)
-#   diagram_cpu  theory phase-diagram 40 × 40 × 2 on the host's cores (JAX_PLATFORMS=cpu)  GPU_SESSION_DCPU_S   (110)
-#   diagram_gpu  theory phase-diagram 40 × 40 × 2 on the device, 1 worker process          all the time left
+#   slice        bench_gpu_diagram.py: ω = 0.3, 25 α × 2 inits × 24 instances, d = 1000  GPU_SESSION_SLICE_S  (260)
+#   diagram_cpu  theory phase-diagram 40 × 40 × 2, cores − 2 workers on the host's CPU     GPU_SESSION_DCPU_S   (100)
+#   diagram_gpu  the same, its cores − 2 worker processes sharing the device               all the time left
 # The whole script: GPU_SESSION_SECONDS (530) of wall time, compilation included; ~10 s kept for the end.
 # GPU_SESSION_SCALE=tiny: the same parts at toy sizes and budgets of seconds (tests/test_gpu_session.py, on
 # the CPU); GPU_SESSION_PARTS="env,finite_d" runs a subset.
@@ -80,7 +80,7 @@ else
               tests/test_robustness.py tests/test_compiled_programs.py tests/test_sweeps.py tests/test_sweeps_real.py
               tests/test_phase_continuation.py tests/test_precision.py tests/theory/test_split_map.py
               tests/theory/test_engine.py tests/theory/test_stability_general.py tests/theory/test_rank2_defaults.py)
-  b_slice="${GPU_SESSION_SLICE_S:-240}"; b_dcpu="${GPU_SESSION_DCPU_S:-110}"
+  b_slice="${GPU_SESSION_SLICE_S:-260}"; b_dcpu="${GPU_SESSION_DCPU_S:-100}"
   slice_args=()
   diagram_args=()
 fi
@@ -190,7 +190,7 @@ export out scratch
 export diagram_args_str="${diagram_args[*]}"
 host_workers=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
 run_part diagram_cpu "$b_dcpu" bash -c 'diagram_args=($diagram_args_str); diagram diagram_cpu "$1" cpu' _ "$host_workers"
-run_part diagram_gpu "$(left)" bash -c 'diagram_args=($diagram_args_str); diagram diagram_gpu 1' _
+run_part diagram_gpu "$(left)" bash -c 'diagram_args=($diagram_args_str); diagram diagram_gpu "$1"' _ "$host_workers"
 # the suite: pytest stops at GPU_SUITE_SECONDS (SIGINT, summary) and is killed 20 s later; ~20 s before
 # that for gpu_suite.sh's environment.txt
 suite_budget=$(left)
