@@ -121,7 +121,8 @@ def test_tiny_session_runs_every_part(tmp_path):
     root, out, proc = _run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     st = _statuses(out)
-    assert st == dict(env="ok", batch="timeout", points="timeout", finite_d="ok", suite="ok"), \
+    assert st == dict(env="ok", batch="timeout", points="timeout", finite_d="ok", suite="ok",
+                      slice="not selected", diagram_cpu="not selected", diagram_gpu="not selected"), \
         (st, (out / "session.log").read_text()[-3000:])
     log = (out / "session.log").read_text()
     assert "backend cpu" in log

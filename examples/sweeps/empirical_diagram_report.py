@@ -1,5 +1,5 @@
 """Turn a finished (or partial) empirical-diagram sweep into its per-cell table, its α_c(ω) line and the paired
-figure (attnphase.empirical_diagram.report; docs/phase_diagram.md, "The empirical diagram at the paper's size").
+figure (attnphase.empirical_diagram.report; the command lines: examples/sweeps/paper_empirical_diagram.toml).
 
     python examples/sweeps/empirical_diagram_report.py examples/sweeps/paper_empirical_diagram.toml \
         --theory docs/data/phase_diagram_40x40 --out docs/data/empirical_diagram_d1000
