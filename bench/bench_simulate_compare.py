@@ -96,7 +96,7 @@ def section(tp: dict, sl: dict, a, started: str) -> str:
           f"{sl['new']['wall']:.0f} s / {sl['new']['cpu']:.0f} CPU-s for {n_st} students (ratio wall "
           f"{sl['old']['wall'] / sl['new']['wall']:.2f}×, CPU {sl['old']['cpu'] / sl['new']['cpu']:.2f}×; load "
           f"{sl['old']['load']:.1f} / {sl['new']['load']:.1f}).", "",
-          "| α | Δe_t old (± s.e.) | Δe_t new (± s.e.) | |new − old| / s.e. | max |e_t new/old − 1| per instance | converged old / new |",
+          "| α | Δe_t old (± s.e.) | Δe_t new (± s.e.) | abs(new − old) / s.e. | max over instances of abs(e_t new / e_t old − 1) | converged old / new |",
           "|---|---|---|---|---|---|"]
     old = pd.DataFrame(sl["old"]["rows"]).set_index(["alpha", "init", "instance"])["e_t"]
     new = pd.DataFrame(sl["new"]["rows"]).set_index(["alpha", "init", "instance"])["e_t"]
