@@ -293,9 +293,10 @@ def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int, b
     CPU: 1 at every size. Measured at d = 1000 (docs/benchmarks.md, issue 34): a vmapped group's L-BFGS
     ``while_loop`` runs in lockstep to its slowest instance (at α = 0.01 one instance in 24 needs 831
     iterations, the others ≤ 24: the group of 24 cost 13× the CPU time of one at a time), and from α ≈ 0.5 up
-    a group's data no longer stays in the CPU's cache (pairs at α = 1: 1.45× the CPU time). Accelerator (``backend`` other than ``"cpu"``,
-    default ``jax.default_backend()``): all instances, as many as :data:`DEVICE_BATCH_BYTES` holds; there each
-    kernel launch and each trip of the loops costs about the same for one instance as for all of them."""
+    a group's data no longer stays in the CPU's cache (pairs at α = 1: 1.45× the CPU time). Accelerator
+    (``backend`` other than ``"cpu"``, default ``jax.default_backend()``): all instances, as many as
+    :data:`DEVICE_BATCH_BYTES` holds; there each kernel launch and each trip of the loops costs about the same
+    for one instance as for all of them (predicted, docs/gpu.md; not measured yet)."""
     backend = jax.default_backend() if backend is None else backend
     if backend == "cpu":
         return 1
