@@ -65,7 +65,6 @@ def run_variant(src: str, task: str, a) -> dict:
 
 
 def section(tp: dict, sl: dict, a, started: str) -> str:
-    import numpy as np
     import pandas as pd
     sys.path.insert(0, str(ROOT / "src"))
     from attnphase.empirical_diagram import cell_table
