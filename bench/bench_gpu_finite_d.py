@@ -119,7 +119,7 @@ def block(rows: list[dict], a, n: int, stamp: str, load0: float) -> str:
          f"Machine: {machine()}; load average {load0:.1f} at the start, {_load():.1f} now. "
          f"`{command(a)}` (best of {a.reps} calls after compiling). "
          f"Group = instances vmapped together (the rest one group after another in the same call); "
-         f"`simulate` itself picks {instances_per_batch(n, P.L, a.d, 4, a.instances)} here (a CPU-cache rule). "
+         f"`simulate` itself picks {instances_per_batch(n, P.L, a.d, 4, a.instances)} here (device-aware: one at a time on a CPU, all of them on a device). "
          "L-BFGS = `simulate`'s default (60 GD warm-up steps, optax L-BFGS to ‖∇R‖ ≤ 1e-6). Times include drawing "
          "the data and the exact test error (GD: the call with 0 steps is that fixed cost).", "",
          "| optimizer | group | compile (s) | first call (s) | call, all instances (s) | per instance | "

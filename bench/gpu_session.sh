@@ -14,6 +14,11 @@
 #   finite_d  bench_gpu_finite_d.py: L-BFGS and GD, d = 1000, α = 2, 24 instances,      GPU_SESSION_FINITE_D_S (150)
 #             vmapped in groups of 24 and of 1
 #   suite     gpu_suite.sh on docs/gpu.md's "short first look" (Dask tests included)     all the time left
+# Issue 34's parts (not in the default selection; docs/gpu.md, "The paper's diagrams on a GPU"):
+#   GPU_SESSION_PARTS=env,slice,diagram_cpu,diagram_gpu bash bench/gpu_session.sh
+#   slice        bench_gpu_diagram.py: ω = 0.3, 25 α × 2 inits × 24 instances, d = 1000  GPU_SESSION_SLICE_S  (260)
+#   diagram_cpu  theory phase-diagram 40 × 40 × 2, cores − 2 workers on the host's CPU     GPU_SESSION_DCPU_S   (100)
+#   diagram_gpu  the same, its cores − 2 worker processes sharing the device               all the time left
 # The whole script: GPU_SESSION_SECONDS (530) of wall time, compilation included; ~10 s kept for the end.
 # GPU_SESSION_SCALE=tiny: the same parts at toy sizes and budgets of seconds (tests/test_gpu_session.py, on
 # the CPU); GPU_SESSION_PARTS="env,finite_d" runs a subset.
@@ -23,6 +28,7 @@
 #   session.log      the output of every part, with the commands
 #   benchmarks.diff  what the benches wrote into docs/benchmarks.md (apply with `git apply`)
 #   finite_d.json    the finite-d numbers (bench_gpu_finite_d.py --json)
+#   slice.json, diagram_cpu.json, diagram_gpu.json   issue 34's parts (bench_gpu_diagram.py; the CLI's --json)
 #   suite/environment.txt, suite/progress.txt, suite/failures.txt, suite/pytest.log   (bench/gpu_suite.sh)
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -59,6 +65,9 @@ if [ "$scale" = tiny ]; then
   points_args=(--cases L2-semantic --reps 1)
   fd_args=(--d 60 --instances 4 --groups 2 --optimizers lbfgs,gd --gd-steps 20 --reps 1)
   suite_args=(tests/test_model.py -k positional_directions_orthonormal)
+  b_slice="${GPU_SESSION_SLICE_S:-150}"; b_dcpu="${GPU_SESSION_DCPU_S:-150}"
+  slice_args=(--d 40 --alphas 2 --instances 2)
+  diagram_args=(--omegas 0.3:0.3:1 --alphas 1:1.5:2)
   export GPU_SUITE_WORKERS="${GPU_SUITE_WORKERS:-1}"
 else
   total="${GPU_SESSION_SECONDS:-530}"
@@ -71,6 +80,9 @@ else
               tests/test_robustness.py tests/test_compiled_programs.py tests/test_sweeps.py tests/test_sweeps_real.py
               tests/test_phase_continuation.py tests/test_precision.py tests/theory/test_split_map.py
               tests/theory/test_engine.py tests/theory/test_stability_general.py tests/theory/test_rank2_defaults.py)
+  b_slice="${GPU_SESSION_SLICE_S:-260}"; b_dcpu="${GPU_SESSION_DCPU_S:-100}"
+  slice_args=()
+  diagram_args=()
 fi
 parts="${GPU_SESSION_PARTS:-env,batch,points,finite_d,suite}"
 reserve=10
@@ -166,6 +178,19 @@ run_part env "$b_env" bash -c env_part
 run_part batch "$b_batch" python3 bench/bench_engine.py --parts batch --before '' "${batch_args[@]}"
 run_part points "$b_points" python3 bench/bench_engine.py --parts points --before '' "${points_args[@]}"
 run_part finite_d "$b_fd" python3 bench/bench_gpu_finite_d.py --json "$out/finite_d.json" "${fd_args[@]}"
+run_part slice "$b_slice" python3 bench/bench_gpu_diagram.py --json "$out/slice.json" "${slice_args[@]}"
+# the theory diagram (CLI defaults: 40 ω × 40 α, both branches); its --json (wall time, cells, lines) to a file
+diagram() {  # diagram NAME WORKERS [JAX_PLATFORMS]
+  local name=$1 workers=$2
+  env ${3:+JAX_PLATFORMS=$3} python3 -m attnphase theory phase-diagram --out "$scratch/$name" --workers "$workers" \
+    --json "${diagram_args[@]}" > "$out/$name.json"
+}
+export -f diagram
+export out scratch
+export diagram_args_str="${diagram_args[*]}"
+host_workers=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+run_part diagram_cpu "$b_dcpu" bash -c 'diagram_args=($diagram_args_str); diagram diagram_cpu "$1" cpu' _ "$host_workers"
+run_part diagram_gpu "$(left)" bash -c 'diagram_args=($diagram_args_str); diagram diagram_gpu "$1"' _ "$host_workers"
 # the suite: pytest stops at GPU_SUITE_SECONDS (SIGINT, summary) and is killed 20 s later; ~20 s before
 # that for gpu_suite.sh's environment.txt
 suite_budget=$(left)

@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_FILES = 8                       # the device tool returns at most 8 files ...
 MAX_DEPTH = 3                       # ... no deeper than $OUT/a/b/file
 DOCUMENTED = {"summary.txt", "session.log", "benchmarks.diff", "finite_d.json", "suite/environment.txt",
-              "suite/progress.txt", "suite/failures.txt", "suite/pytest.log"}
+              "suite/progress.txt", "suite/failures.txt", "suite/pytest.log", "slice.json", "diagram_cpu.json",
+              "diagram_gpu.json"}
 PARTS = ("env", "batch", "points", "finite_d", "suite")
+DIAGRAM_PARTS = ("env", "slice", "diagram_cpu", "diagram_gpu")   # issue 34's session (docs/gpu.md)
 ENGINE_TITLE = "## General theory engine: the unrolled prox (issue 11, helper hA)"
 
 
@@ -45,8 +47,10 @@ def _run(tmp: Path, **env) -> tuple[Path, Path, subprocess.CompletedProcess]:
 
 def _statuses(out: Path) -> dict[str, str]:
     """part -> the status column of summary.txt (ok, timeout, failed rc N, skipped, not selected)."""
-    lines = (out / "summary.txt").read_text().splitlines()
-    return {ln.split()[0]: ln[10:24].strip() for ln in lines if ln.split() and ln.split()[0] in PARTS}
+    import re
+    pat = re.compile(r"^(\S+)\s+(ok|timeout|failed rc \d+|skipped|not selected)\b")
+    return {m[1]: m[2] for m in map(pat.match, (out / "summary.txt").read_text().splitlines())
+            if m and m[1] in PARTS + DIAGRAM_PARTS}
 
 
 def _files(out: Path) -> list[str]:
@@ -84,6 +88,31 @@ def test_no_time_left_skips_every_part(tmp_path):
     _check_files(out)
 
 
+def test_diagram_session_on_the_cpu_at_a_reduced_size(tmp_path):
+    """Issue 34's prepared session (the paper-size slice at ω = 0.3 and the 40 × 40 theory diagram, on the host's
+    cores and on the device) on this CPU at a toy size: every part runs and writes its JSON with the timings the
+    GPU run is for; nothing else is written (~30 CPU-s)."""
+    root, out, proc = _run(tmp_path, GPU_SESSION_PARTS=",".join(DIAGRAM_PARTS), GPU_SESSION_SECONDS="1200",
+                           GPU_SESSION_SLICE_S="500", GPU_SESSION_DCPU_S="300")
+    assert proc.returncode == 0, proc.stderr
+    st = _statuses(out)
+    assert all(st[p] == "ok" for p in DIAGRAM_PARTS) and all(st[p] == "not selected" for p in PARTS[1:]), \
+        (st, (out / "session.log").read_text()[-3000:])
+    sl = json.loads((out / "slice.json").read_text())
+    assert sl["backend"] == "cpu" and sl["group"] == 1 and sl["alphas_done"] == sl["alphas_planned"] == 2
+    assert sl["students"] == 8 and [c["alpha"] for c in sl["cells"]] == [0.01, 2.0]
+    assert [c["compiled"] for c in sl["calls"]] == [True, False, True, False]     # one compilation per α
+    assert all(c["converged"] == 2 for c in sl["calls"]) and sl["per_student_compiled_ms"] > 0
+    assert sl["cells"][-1]["delta_e_t"] > 0               # α = 2, ω = 0.3: the semantic start is lower (as at d = 1000)
+    for name in ("diagram_cpu", "diagram_gpu"):
+        pd_ = json.loads((out / f"{name}.json").read_text())
+        assert pd_["not_converged_cells"] == 0 and pd_["provenance"]["seconds"] > 0
+        # α_c(0.3) = 1.2515 (docs/phase_boundaries.md), here linearly interpolated between α = 1 and 1.5: 1.20
+        assert pd_["lines"][0]["alpha_c"] == pytest.approx(1.2515, abs=0.06)
+    assert (root / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
+    _check_files(out)
+
+
 @pytest.mark.slow
 def test_tiny_session_runs_every_part(tmp_path):
     """All parts at toy sizes (~1 min): the engine parts run out of their 2 s, the finite-d bench and the GPU
@@ -92,7 +121,8 @@ def test_tiny_session_runs_every_part(tmp_path):
     root, out, proc = _run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     st = _statuses(out)
-    assert st == dict(env="ok", batch="timeout", points="timeout", finite_d="ok", suite="ok"), \
+    assert st == dict(env="ok", batch="timeout", points="timeout", finite_d="ok", suite="ok",
+                      slice="not selected", diagram_cpu="not selected", diagram_gpu="not selected"), \
         (st, (out / "session.log").read_text()[-3000:])
     log = (out / "session.log").read_text()
     assert "backend cpu" in log

@@ -1,4 +1,5 @@
 import math
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -153,9 +154,11 @@ GD_KW = dict(alpha=2.0, d=30, seed=1, test_samples=2000)  # the fixture's shapes
 
 def test_batched_equals_one_at_a_time(gd_lbfgs):
     cfg = TrainConfig(init="positional", optimizer="gd", steps=200)
-    batch = simulate(P, config=cfg, instances=2, **GD_KW)  # both instances vmapped together
-    alone = simulate(P, config=cfg, instances=1, **GD_KW)
     n = n_samples(2.0, 30)
+    alone = simulate(P, config=cfg, instances=1, **GD_KW)
+    both = simulate(P, config=cfg, instances=2, **GD_KW)       # grouped as instances_per_batch says
+    vmapped = _build(_structure(P), 30, n, "gd", False, 2000, 2)(instance_keys(1, 2), _knobs(P, cfg, jnp.float32))
+    batch = SimpleNamespace(**{k: np.asarray(v) for k, v in vmapped.items()})  # both instances vmapped together
     second = _build(_structure(P), 30, n, "gd", False, 2000, 1)(instance_keys(1, 1, start=1),
                                                                 _knobs(P, cfg, jnp.float32))
     sequential = _build(_structure(P), 30, n, "gd", False, 2000, 1)(instance_keys(1, 2),
@@ -164,13 +167,15 @@ def test_batched_equals_one_at_a_time(gd_lbfgs):
         np.testing.assert_allclose(getattr(alone, k)[0], getattr(batch, k)[0], rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(np.asarray(second[k])[0], getattr(batch, k)[1], rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(np.asarray(sequential[k]), getattr(batch, k), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(getattr(both, k), getattr(batch, k), rtol=1e-5, atol=1e-7)
     assert batch.e_t[0] != pytest.approx(batch.e_t[1], rel=1e-4)  # different instances differ
     assert batch.m.min() > 0.1  # the positional start keeps a positional overlap
 
 
 def test_changing_omega_init_and_steps_does_not_recompile(gd_lbfgs):
     before = _build.cache_info()
-    fn = _build(_structure(P), 30, n_samples(2.0, 30), "gd", False, 2000, 2, "exact")
+    n = n_samples(2.0, 30)
+    fn = _build(_structure(P), 30, n, "gd", False, 2000, instances_per_batch(n, 2, 30, 4, 2), "exact")
     size = fn._cache_size()
     a = simulate(P.replace(omega=0.5, lam=0.02, sigma=0.6), config=TrainConfig(init="random", steps=7, lr=0.1),
                  instances=2, **GD_KW)
@@ -180,11 +185,17 @@ def test_changing_omega_init_and_steps_does_not_recompile(gd_lbfgs):
     np.testing.assert_array_equal(a.iterations, 7)
 
 
-def test_instances_per_batch_follows_cache_size():
-    assert instances_per_batch(400, 2, 200, 4, 24) == 24       # d = 200: all vmapped
-    assert instances_per_batch(2000, 2, 1000, 4, 24) == 1      # d = 1000: 16 MB each, one at a time
-    assert instances_per_batch(2000, 2, 1000, 4, 1) == 1
-    assert instances_per_batch(1000, 2, 1000, 4, 24) == 2
+def test_instances_per_batch_is_device_aware():
+    # CPU: one at a time at every size (lockstep L-BFGS and cache misses, docs/benchmarks.md issue 34)
+    for n, d in ((10, 1000), (400, 200), (1000, 1000), (2000, 1000)):
+        assert instances_per_batch(n, 2, d, 4, 24, backend="cpu") == 1
+    # accelerator: all instances of the call while 3·n·L·d numbers each fit DEVICE_BATCH_BYTES (4 GiB)
+    assert instances_per_batch(2000, 2, 1000, 4, 24, backend="gpu") == 24      # 48 MB each
+    assert instances_per_batch(2000, 2, 1000, 4, 1, backend="gpu") == 1
+    assert instances_per_batch(2000, 2, 1000, 4, 1000, backend="gpu") == 89    # 4 GiB // 48 MB
+    assert instances_per_batch(10 ** 6, 2, 10 ** 4, 4, 24, backend="gpu") == 1  # never 0
+    assert instances_per_batch(1000, 2, 1000, 4, 24) == instances_per_batch(
+        1000, 2, 1000, 4, 24, backend=jax.default_backend())
 
 
 @pytest.mark.slow

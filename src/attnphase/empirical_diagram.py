@@ -70,6 +70,42 @@ def _paired_differences(g):
     return (pos.loc[both].astype(float) - sem.loc[both].astype(float)).to_numpy()
 
 
+def _edges(x):
+    """Cell edges around the grid values ``x`` (midpoints; half a step beyond the ends)."""
+    if x.size == 1:
+        return np.array([x[0] - 0.05, x[0] + 0.05])
+    mid = 0.5 * (x[1:] + x[:-1])
+    return np.concatenate([[x[0] - (mid[0] - x[0])], mid, [x[-1] + (x[-1] - mid[-1])]])
+
+
+def _heatmap(fig, ax, piv, se=None, label="Δe_t = e_t(positional start) − e_t(semantic start)"):
+    """``piv`` (index ω, columns α) as cells in diverging colours centred on 0, symmetric-log scaled; cells with
+    ``|Δ| < 2 se`` hatched when ``se`` (same shape) is given."""
+    from matplotlib.colors import SymLogNorm
+    A, W = piv.columns.to_numpy(float), piv.index.to_numpy(float)
+    Z = piv.to_numpy(float)
+    lim = float(np.nanmax(np.abs(Z))) if np.isfinite(Z).any() else 1.0
+    mesh = ax.pcolormesh(_edges(A), _edges(W), Z, cmap="RdBu_r",
+                         norm=SymLogNorm(linthresh=max(lim * 1e-2, 1e-9), vmin=-lim, vmax=lim), shading="flat")
+    fig.colorbar(mesh, ax=ax, label=label)
+    if se is not None:
+        weak = np.abs(Z) < 2 * se.to_numpy(float)
+        if weak.any():
+            ax.contourf(A, W, weak.astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"])
+    ax.set_xlabel("α")
+    ax.set_ylabel("ω")
+
+
+def _theory_lines(ax, theory_lines) -> None:
+    if theory_lines is None:
+        return
+    tl = theory_lines.sort_values("omega")
+    for col, style, label in (("alpha_c", "k-", "theory α_c(ω)"), ("alpha_l", "k--", "theory α_l(ω)")):
+        if col in tl.columns and tl[col].notna().any():
+            ax.plot(tl[col], tl["omega"], style, lw=1.5, label=label)
+    ax.legend(fontsize=8, loc="upper left")
+
+
 def plot_empirical_diagram(table, path, theory_lines=None, title: str = "") -> None:
     """Heat map of ``Δe_t`` over (α, ω) (diverging colours centred on 0, symmetric-log scaled), the cells whose
     |Δe_t| < 2 s.e. hatched, and ``theory_lines`` (DataFrame with ``omega`` and ``alpha_c`` and/or ``alpha_l``)
@@ -77,38 +113,124 @@ def plot_empirical_diagram(table, path, theory_lines=None, title: str = "") -> N
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import SymLogNorm
-    piv = table.pivot(index="omega", columns="alpha", values="delta_e_t")
-    se = table.pivot(index="omega", columns="alpha", values="delta_se")
-    A, W = piv.columns.to_numpy(float), piv.index.to_numpy(float)
-    Z = piv.to_numpy(float)
-    lim = float(np.nanmax(np.abs(Z))) if np.isfinite(Z).any() else 1.0
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
-
-    def edges(x):
-        if x.size == 1:
-            return np.array([x[0] - 0.05, x[0] + 0.05])
-        mid = 0.5 * (x[1:] + x[:-1])
-        return np.concatenate([[x[0] - (mid[0] - x[0])], mid, [x[-1] + (x[-1] - mid[-1])]])
-
-    mesh = ax.pcolormesh(edges(A), edges(W), Z, cmap="RdBu_r",
-                         norm=SymLogNorm(linthresh=max(lim * 1e-2, 1e-9), vmin=-lim, vmax=lim), shading="flat")
-    fig.colorbar(mesh, ax=ax, label="Δe_t = e_t(positional start) − e_t(semantic start)")
-    weak = np.abs(Z) < 2 * se.to_numpy(float)
-    if weak.any():
-        ax.contourf(A, W, weak.astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"])
-    if theory_lines is not None:
-        tl = theory_lines.sort_values("omega")
-        for col, style, label in (("alpha_c", "k-", "theory α_c(ω)"), ("alpha_l", "k--", "theory α_l(ω)")):
-            if col in tl.columns and tl[col].notna().any():
-                ax.plot(tl[col], tl["omega"], style, lw=1.5, label=label)
-        ax.legend(fontsize=8, loc="upper left")
-    ax.set_xlabel("α")
-    ax.set_ylabel("ω")
+    _heatmap(fig, ax, table.pivot(index="omega", columns="alpha", values="delta_e_t"),
+             table.pivot(index="omega", columns="alpha", values="delta_se"))
+    _theory_lines(ax, theory_lines)
     ax.set_title(title or "empirical phase diagram (red: semantic start lower e_t)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def alpha_c_line(table):
+    """The empirical ``α_c(ω)``: per ω of ``table`` (:func:`cell_table`), where ``Δe_t`` (positional − semantic
+    start) changes sign from − to + along α, linearly interpolated between the two bracketing cells, with the
+    s.e. propagated from theirs (``α* = α_i − h Δ_i/D``, ``h = α_{i+1} − α_i``, ``D = Δ_{i+1} − Δ_i``:
+    ``se² = (h/D²)² (Δ_{i+1}² s_i² + Δ_i² s_{i+1}²)``). Columns ``omega, alpha_c, alpha_c_se, alpha_lo, alpha_hi,
+    crossings, status``: ``crossing`` (the last − to + change; ``crossings`` counts all sign changes, > 1 where
+    noise makes Δ flip), ``above range`` (Δ < 0 at every α: α_c > ``alpha_lo``), ``below range`` (Δ > 0
+    everywhere: α_c < ``alpha_hi``), ``no - to + change`` (Δ changes sign, only from + to −), ``no data``."""
+    import pandas as pd
+    rows = []
+    for omega, g in table.sort_values("alpha").groupby("omega", sort=True):
+        g = g[np.isfinite(g["delta_e_t"].astype(float))]
+        a, D, s = (g[c].to_numpy(float) for c in ("alpha", "delta_e_t", "delta_se"))
+        row = dict(omega=float(omega), alpha_c=math.nan, alpha_c_se=math.nan, alpha_lo=math.nan,
+                   alpha_hi=math.nan, crossings=0, status="no data")
+        if a.size:
+            sign = np.sign(D)
+            changes = np.flatnonzero(sign[:-1] * sign[1:] < 0)
+            up = [i for i in changes if D[i] < 0 < D[i + 1]]
+            row["crossings"] = int(changes.size)
+            if up:
+                i = up[-1]
+                h, dd = a[i + 1] - a[i], D[i + 1] - D[i]
+                se = h / dd ** 2 * math.hypot(D[i + 1] * s[i], D[i] * s[i + 1])
+                row.update(alpha_c=float(a[i] - h * D[i] / dd), alpha_c_se=float(se), alpha_lo=float(a[i]),
+                           alpha_hi=float(a[i + 1]), status="crossing")
+            elif (D < 0).all():
+                row.update(alpha_lo=float(a[-1]), status="above range")
+            elif (D > 0).all():
+                row.update(alpha_hi=float(a[0]), status="below range")
+            else:
+                row["status"] = "no - to + change"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare_alpha_c(line, theory_lines):
+    """``line`` (:func:`alpha_c_line`) next to the theory's ``alpha_c`` (and ``alpha_l``) of ``theory_lines``
+    interpolated linearly in ω to the empirical ω: ``difference = alpha_c − alpha_c_theory`` and its size in
+    s.e. (``difference_over_se``)."""
+    out = line.copy()
+    tl = theory_lines.sort_values("omega")
+    for col in ("alpha_c", "alpha_l"):
+        ok = tl[col].notna() if col in tl.columns else None
+        out[f"{col}_theory"] = (np.interp(out["omega"], tl.loc[ok, "omega"], tl.loc[ok, col], left=np.nan, right=np.nan)
+                                if ok is not None and ok.any() else np.nan)
+    out["difference"] = out["alpha_c"] - out["alpha_c_theory"]
+    out["difference_over_se"] = out["difference"] / out["alpha_c_se"]
+    return out
+
+
+def plot_paired_diagram(table, path, theory_grid=None, theory_lines=None, line=None, title: str = "") -> None:
+    """The paper's pair: left, the empirical ``Δe_t`` heat map (:func:`cell_table`) with the theory's α_c(ω),
+    α_l(ω) over it and the empirical α_c(ω) ± s.e. (``line``, :func:`alpha_c_line`) as points; right, the
+    theory's ``Δe_t = e_t^pos − e_t^sem`` of ``theory_grid`` (columns ``omega, alpha, e_t_sem, e_t_pos``, e.g.
+    ``phase_grid.csv`` of ``attnphase theory phase-diagram``) on the same axes with the same lines. Red: the
+    semantic start (branch) has the lower training loss, in both panels."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.6), sharex=True, sharey=True)
+    _heatmap(fig, axes[0], table.pivot(index="omega", columns="alpha", values="delta_e_t"),
+             table.pivot(index="omega", columns="alpha", values="delta_se"))
+    if line is not None and line["alpha_c"].notna().any():
+        ok = line[line["alpha_c"].notna()]
+        axes[0].errorbar(ok["alpha_c"], ok["omega"], xerr=ok["alpha_c_se"], fmt="o", ms=3, color="C2", capsize=2,
+                         label="empirical α_c(ω) ± s.e.")
+    _theory_lines(axes[0], theory_lines)
+    axes[0].set_title(title or "finite d: training students (red: semantic start lower e_t)", fontsize=10)
+    if theory_grid is not None:
+        g = theory_grid.assign(delta=theory_grid["e_t_pos"] - theory_grid["e_t_sem"])
+        _heatmap(fig, axes[1], g.pivot(index="omega", columns="alpha", values="delta"),
+                 label="Δe_t = e_t(positional branch) − e_t(semantic branch)")
+        _theory_lines(axes[1], theory_lines)
+        axes[1].set_title("theory, d → ∞ (white: one branch missing)", fontsize=10)
+        axes[1].tick_params(labelleft=True)
+    axes[0].set_xlim(_edges(np.unique(table["alpha"].to_numpy(float)))[[0, -1]])
+    axes[0].set_ylim(_edges(np.unique(table["omega"].to_numpy(float)))[[0, -1]])
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def report(frame, out_dir, theory_dir=None) -> dict[str, Any]:
+    """From a per-instance table (``alpha, omega, init, e_t``; e.g. the done ``simulate`` rows of a sweep) write
+    ``cells.csv`` (:func:`cell_table`), ``alpha_c.csv`` (:func:`alpha_c_line`, with the theory's α_c, α_l and
+    the differences when ``theory_dir`` holds ``phase_grid.csv`` and ``phase_lines.csv`` of ``attnphase theory
+    phase-diagram``) and ``diagram.png`` (:func:`plot_paired_diagram`) into ``out_dir``; returns the paths and
+    counts (``students``, ``cells``, ``unconverged``)."""
+    import pandas as pd
+    from pathlib import Path
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = cell_table(frame)
+    line = alpha_c_line(table)
+    grid = lines = None
+    if theory_dir is not None:
+        grid = pd.read_csv(Path(theory_dir) / "phase_grid.csv")
+        lines = pd.read_csv(Path(theory_dir) / "phase_lines.csv")
+        line = compare_alpha_c(line, lines)
+    paths = dict(cells_csv=out / "cells.csv", alpha_c_csv=out / "alpha_c.csv", figure=out / "diagram.png")
+    table.to_csv(paths["cells_csv"], index=False, float_format="%.6g")
+    line.to_csv(paths["alpha_c_csv"], index=False, float_format="%.6g")
+    plot_paired_diagram(table, paths["figure"], grid, lines, line)
+    conv = [c for c in ("converged_semantic", "converged_positional") if c in table.columns]
+    students = int(table["n_semantic"].sum() + table["n_positional"].sum())
+    return dict({k: str(v) for k, v in paths.items()}, students=students, cells=len(table),
+                unconverged=students - int(table[conv].to_numpy().sum()) if conv else None)
 
 
 def plot_slices(table, path, theory_lines=None, title: str = "") -> None:

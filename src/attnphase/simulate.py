@@ -14,8 +14,8 @@ and ``q`` is the trace of the ``r×r`` self overlap.
 
 Every instance ``i`` draws its teacher, training set, test set and random initialisation from
 ``jax.random.fold_in(jax.random.key(seed), i)``, so instance ``i`` is identical whether it is run alone or
-in a batch. All instances are trained in one jit-compiled call: vmapped together while their data fit
-in the CPU cache, otherwise in cache-sized vmapped groups one after another (:func:`instances_per_batch`).
+in a batch. All instances are trained in one jit-compiled call: on a CPU one after another, on an accelerator
+vmapped together in groups as large as memory allows (:func:`instances_per_batch`).
 
 Speed: training evaluates ``R`` and ``∇R`` in the sufficient-statistics form
 :func:`attnphase.model.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
@@ -282,15 +282,25 @@ def _train_lbfgs(risk, Q0, knobs):
 
 
 _TRAINERS = {"gd": _train_gd, "lbfgs": _train_lbfgs}
-# Instances whose data Z = X + p together exceed this many bytes are trained one after another
-# (lax.map) rather than vmapped: GD and L-BFGS stream Z twice per gradient, which is ~3x faster
-# when Z stays in the CPU's last-level cache (32 MiB here) than when a vmapped batch streams from DRAM.
-_CACHE_BYTES = 16 * 2 ** 20
+DEVICE_BATCH_BYTES = 4 * 2 ** 30
+"""On an accelerator, the most bytes of training data (X, Y and Z = X + p, 3·n·L·d numbers per instance) that
+:func:`simulate` vmaps at once; the instances beyond it run in further groups of the same call."""
 
 
-def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int) -> int:
-    """How many instances :func:`simulate` vmaps together (the rest of the batch runs sequentially)."""
-    return max(1, min(instances, _CACHE_BYTES // max(1, n * L * d * itemsize)))
+def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int, backend: str | None = None) -> int:
+    """How many instances :func:`simulate` vmaps together (the groups run one after another in one call).
+
+    CPU: 1 at every size. Measured at d = 1000 (docs/benchmarks.md, issue 34): a vmapped group's L-BFGS
+    ``while_loop`` runs in lockstep to its slowest instance (at α = 0.01 one instance in 24 needs 831
+    iterations, the others ≤ 24: the group of 24 cost 13× the CPU time of one at a time), and from α ≈ 0.5 up
+    a group's data no longer stays in the CPU's cache (pairs at α = 1: 1.45× the CPU time). Accelerator
+    (``backend`` other than ``"cpu"``, default ``jax.default_backend()``): all instances, as many as
+    :data:`DEVICE_BATCH_BYTES` holds; there each kernel launch and each trip of the loops costs about the same
+    for one instance as for all of them (predicted, docs/gpu.md; not measured yet)."""
+    backend = jax.default_backend() if backend is None else backend
+    if backend == "cpu":
+        return 1
+    return max(1, min(instances, DEVICE_BATCH_BYTES // max(1, 3 * n * L * d * itemsize)))
 
 
 def _structure(params: ModelParams) -> ModelParams:
