@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import ParameterError
-from ..guards import CONFIRM_TASKS, check_grid
+from ..guards import CONFIRM_TASKS, check_grid, check_model_size
 from ..jsonable import to_jsonable  # noqa: F401  (re-exported for the commands)
 from ..outputs import check_output_path, write_atomic  # noqa: F401 -- re-exported for the commands
 from ..model import ModelParams
@@ -66,7 +66,9 @@ def parse_list(name: str, text: str, allowed: Iterable[str] | None = None) -> li
 
 def model_params(L: int, r: int, sigma: float, lam: float, omega: float, A: str | None,
                  r_star: int = 1, P: str | None = None) -> ModelParams:
-    """Build validated :class:`ModelParams` from CLI options (``A``, ``P`` as ``"a,b;c,d"``)."""
+    """Build validated :class:`ModelParams` from CLI options (``A``, ``P`` as ``"a,b;c,d"``); L, r, r* are
+    checked against their maxima (:func:`attnphase.guards.check_model_size`) before any matrix is built."""
+    L, r, r_star = check_model_size(L, r, r_star)
     kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega)
     if A is not None:
         kw["A"] = parse_matrix("A", A)
