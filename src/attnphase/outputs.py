@@ -41,7 +41,7 @@ def resolve_target(path: str | Path, option: str = "--out") -> Path:
     try:
         return Path(os.path.realpath(p)) if p.is_symlink() else p
     except OSError as exc:
-        raise ParameterError(option, f"a path that can be reached ({exc.strerror or exc})", str(p)) from None
+        raise ParameterError(option, f"a path in folders that can be entered ({exc.strerror or exc})", str(p)) from None
 
 
 def _stat(p: Path, option: str) -> os.stat_result | None:
@@ -132,10 +132,10 @@ FIGURE_FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff"
 def check_figure_path(path: str | Path, option: str = "--figure") -> Path:
     """:func:`check_output_path` for a figure, whose extension names a format of :data:`FIGURE_FORMATS`
     (without one, matplotlib would write ``PATH.png`` and the command would name the wrong file)."""
-    p = Path(path)
+    p = check_output_path(path, option=option)
     if p.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
-        raise ParameterError(option, f"a file name ending in one of .{', .'.join(FIGURE_FORMATS)}", str(p))
-    return check_output_path(p, option=option)
+        raise ParameterError(option, f"a file name ending in one of .{', .'.join(FIGURE_FORMATS)}", str(path))
+    return p
 
 
 def save_figure_atomic(fig: Any, path: str | Path, **kw: Any) -> Path:
