@@ -121,7 +121,7 @@ def test_sweep_run_exits_1_and_names_failed_task(tmp_path, monkeypatch, capsys):
     ('kind = "theory"\nparams = { alpha = 1.0, r = 2 }', "L = 2, r = 1"),
     ('kind = "theory"\nparams = { alpha = 1.0, nodes = 3 }', "nodes"),
     ('kind = "theory"\nparams = { alpha = 1.0, nodes = 1000 }', "nodes"),
-    ('kind = "simulate"\nparams = { alpha = 1.0, d = 1 }', "d must be an integer >= 2"),
+    ('kind = "simulate"\nparams = { alpha = 1.0, d = 1 }', "d must be an integer in [3, 1000000]"),
     ('kind = "simulate"\nparams = { alpha = 1.0, d = 10, lr = -1 }', "lr"),
     ('kind = "simulate"\nparams = { alpha = 2.0, d = 100000 }', "fit in memory"),
     ('kind = "simulate"\nparams = { d = 10 }\ngrid = { alpha = [1.0, 1.0] }', "listed once"),
@@ -164,7 +164,7 @@ def test_big_sweep_needs_yes_and_bad_options(tmp_path, capsys):
 def test_size_guards_and_small_cli_errors(tmp_path, capsys):
     for args, needle in ((["baseline", "--nodes", "100000"], "nodes must be small enough"),
                          (["baseline", "--L", "400"], "L must be small enough"),   # ~1.9 TiB
-                         (["simulate", "--d", "1"], "d must be an integer >= 2"),
+                         (["simulate", "--d", "1"], "d must be an integer in [3, 1000000]"),
                          (["reproduce", "--seed", "-1"], "--seed"),
                          (["simulate", "--d", "abc"], "--d"),
                          (["simulate", "--omega", "1.4"], "got 1.4"),

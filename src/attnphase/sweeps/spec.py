@@ -60,6 +60,8 @@ class Sweep:
 def load(path: str | Path) -> Sweep:
     """Read, validate and expand a sweep file. Raises :class:`ParameterError` on any problem."""
     path = Path(path)
+    if path.exists() and not path.is_dir() and not path.is_file():      # a FIFO would block the read forever
+        raise ParameterError("sweep file", "a regular TOML file (this is a FIFO, socket or device)", str(path))
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
