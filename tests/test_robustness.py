@@ -247,6 +247,27 @@ def test_two_concurrent_runners_compute_each_task_once(tmp_path):
     assert len(rows) == 12 and all(r["status"] == "done" and r["attempts"] == 1 for r in rows)
 
 
+def test_second_runner_exits_only_when_all_is_done(tmp_path, monkeypatch, capsys):
+    """Issue 30 item 9: a runner that finds the last task claimed by another live runner waits for it (old code:
+    exit 0 at once with the task pending)."""
+    log = tmp_path / "log"
+    f = sweep_file(tmp_path, [0.5], sleep_ms=6000)
+    env = {**ENV, "ATTNPHASE_TEST_LOG": str(log)}
+    first = subprocess.Popen([sys.executable, "-c", RUN_CLI, "sweep", "run", str(f), "--quiet", "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while not log.exists() and time.time() - t0 < 240 and first.poll() is None:
+        time.sleep(0.05)
+    monkeypatch.setenv("ATTNPHASE_TEST_LOG", str(log))
+    second = in_process(capsys, "sweep", "run", str(f), "--quiet", "--json")     # while the first computes
+    first.communicate(timeout=300)
+    assert (first.returncode, second.returncode) == (0, 0), second.stderr
+    st = json.loads(second.stdout)["status"]
+    assert (st["done"], st["pending"], st["running"]) == (1, 0, 0), st
+    assert json.loads(second.stdout)["run"]["claimed_elsewhere"] == 1
+    assert log.read_text().split() == load(f).keys                   # computed once, by the first runner
+
+
 # --------------------------------------------------------------------------- interruption
 
 
