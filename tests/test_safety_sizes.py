@@ -50,6 +50,9 @@ from _safety import error_line, run_cli
     (["baseline", "--sigma", "1e200"], "sigma must be in (0, 1000]"),
     # item 9: --init-scale > 0 as the help says (old: accepted, a 'converged' Q = 0)
     (["simulate", "--init", "random", "--init-scale", "0"], "--init-scale must be > 0"),
+    # item 9: the refusal names the option given (old: 'target', 'nodes')
+    (["theory", "point", "--alpha", "1", "--L", "3", "--qmc-target", "-1"], "--qmc-target must be >= 0"),
+    (["theory", "transition", "--curve-nodes", "5"], "--curve-nodes must be even"),
 ])
 def test_cli_refuses_sizes_and_edge_numbers_up_front(tmp_path, capsys, args, needle):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]

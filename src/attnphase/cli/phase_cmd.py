@@ -62,7 +62,7 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
     _nodes("--nodes", nodes)
     _nodes("--curve-nodes", curve_nodes)
     check_theory_request(params, nodes)
-    check_theory_request(params, curve_nodes)
+    check_theory_request(params, curve_nodes, option="--curve-nodes")
     check_range("--xtol", xtol, lo=0.0, lo_open=True)
     check_range("--alpha-min", alpha_min, lo=0.0, lo_open=True)
     check_range("--alpha-max", alpha_max, lo=alpha_min, lo_open=True)

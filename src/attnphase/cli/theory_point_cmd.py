@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import ParameterError
 from ..guards import check_theory
+from ._common import QMC_OPTIONS, as_option
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
     console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
 from ..theory.routing import choose_integrator
@@ -70,7 +71,10 @@ def _qmc_config(qmc_points, scrambles, target=None):
         kw["points"] = qmc_points
     if scrambles is not None:
         kw["scrambles"] = scrambles
-    return QMCConfig(**kw)
+    try:
+        return QMCConfig(**kw)
+    except ParameterError as exc:
+        raise as_option(exc, QMC_OPTIONS) from None
 
 
 def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float | None,
