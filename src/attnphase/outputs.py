@@ -28,7 +28,7 @@ from .interrupts import critical
 def _kind(mode: int) -> str:
     """A file type in words, for the one-line refusal."""
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "an existing folder")):
         if test(mode):
             return name
     return "not a regular file"

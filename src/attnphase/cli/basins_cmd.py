@@ -45,7 +45,6 @@ def basins(
                                                                         "instances": "--instances", "seed": "--seed",
                                                                         "steps": "--steps",
                                                                         "warmup_steps": "--warmup-steps"})
-    check_range("--init-scale", init_scale, lo=0.0)
     out = check_output_path(out) if out is not None else None
     figure = check_figure_path(figure) if figure is not None else None
     with console.status("basins ...") as st:
