@@ -14,7 +14,7 @@ import sys
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # noqa: E402
 
 from attnphase.cli import main  # noqa: E402
 
@@ -54,7 +54,7 @@ def heavy_work_stubbed(tmp_path_factory):
 
 NUMBER_TEXT = st.sampled_from(["nan", "inf", "-inf", "1e300", "-1e300", "1e-320", "0", "-0", "-1", "1", "2", "3",
                                "0.5", "abc", "", " ", "1,2", "0x10", "1_000", "99999999999999999999", "2.5", "1e5"])
-NUMBERS = st.one_of(NUMBER_TEXT, st.integers(-10 ** 25, 10 ** 25).map(str),
+NUMBERS = st.one_of(NUMBER_TEXT, NUMBER_TEXT, NUMBER_TEXT, st.integers(-10 ** 25, 10 ** 25).map(str),
                     st.floats(allow_nan=True, allow_infinity=True).map(repr))
 MATRICES = st.one_of(
     st.lists(st.lists(st.one_of(st.floats(-2, 2), st.sampled_from([math.nan, math.inf])), min_size=1, max_size=4),
@@ -103,7 +103,8 @@ COMMANDS = {
 
 def _argv(draw, command: str, tmp: str) -> list[str]:
     required, options = COMMANDS[command]
-    chosen = draw(st.lists(st.sampled_from(sorted(options)), max_size=6, unique=True))
+    chosen = draw(st.lists(st.sampled_from(sorted(options)), max_size=3, unique=True))   # few: one bad value
+    # is not hidden behind another option's refusal
     argv = command.split()
     for name in list(dict.fromkeys(required + chosen)):
         value = draw(options[name]).replace("{tmp}", tmp)
@@ -115,7 +116,8 @@ def _argv(draw, command: str, tmp: str) -> list[str]:
 def test_random_options_exit_0_or_2_never_a_traceback(command, heavy_work_stubbed, capsys):
     tmp = str(heavy_work_stubbed)
 
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              phases=[Phase.explicit, Phase.generate],       # no shrinking: bounded time; argv in the message
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(st.data())
     def check(data):
@@ -137,3 +139,31 @@ def test_random_options_exit_0_or_2_never_a_traceback(command, heavy_work_stubbe
     check()
     assert os.path.exists(os.path.join(tmp, "fifo")) and not os.path.isfile(os.path.join(tmp, "fifo"))
     sys.stdout.flush()
+
+
+EDGES = ["nan", "inf", "-inf", "-1", "0", "1e300", "99999999999999999999", "abc", "2.5"]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_number_option_at_each_edge_value(command, heavy_work_stubbed, capsys):
+    """The systematic complement of the random search: every number option of the command, alone, at each edge
+    value (the other options at their defaults)."""
+    tmp = str(heavy_work_stubbed)
+    required, options = COMMANDS[command]
+    base = command.split()
+    for name in required:
+        value = {"--alpha": "1", "--alphas": "0.5:1:2", "--out": f"{tmp}/o/x.csv", "FILE": f"{tmp}/s.toml"}[name]
+        base += [value] if name == "FILE" else [f"{name}={value}"]
+    for name in (n for n, strategy in options.items() if strategy is NUMBERS):
+        for value in EDGES:
+            argv = base + [f"{name}={value}"]
+            capsys.readouterr()
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code
+            except Reached:
+                continue
+            err = capsys.readouterr().err
+            assert code in (0, 2) and len([ln for ln in err.splitlines() if ln.strip()]) <= 1, (argv, code, err)
