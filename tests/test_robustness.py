@@ -121,7 +121,7 @@ def test_sweep_run_exits_1_and_names_failed_task(tmp_path, monkeypatch, capsys):
     ('kind = "theory"\nparams = { alpha = 1.0, r = 2 }', "L = 2, r = 1"),
     ('kind = "theory"\nparams = { alpha = 1.0, nodes = 3 }', "nodes"),
     ('kind = "theory"\nparams = { alpha = 1.0, nodes = 1000 }', "nodes"),
-    ('kind = "simulate"\nparams = { alpha = 1.0, d = 1 }', "d must be an integer >= 2"),
+    ('kind = "simulate"\nparams = { alpha = 1.0, d = 1 }', "d must be an integer in [3, 1000000]"),
     ('kind = "simulate"\nparams = { alpha = 1.0, d = 10, lr = -1 }', "lr"),
     ('kind = "simulate"\nparams = { alpha = 2.0, d = 100000 }', "fit in memory"),
     ('kind = "simulate"\nparams = { d = 10 }\ngrid = { alpha = [1.0, 1.0] }', "listed once"),
@@ -164,7 +164,7 @@ def test_big_sweep_needs_yes_and_bad_options(tmp_path, capsys):
 def test_size_guards_and_small_cli_errors(tmp_path, capsys):
     for args, needle in ((["baseline", "--nodes", "100000"], "nodes must be small enough"),
                          (["baseline", "--L", "400"], "L must be small enough"),   # ~1.9 TiB
-                         (["simulate", "--d", "1"], "d must be an integer >= 2"),
+                         (["simulate", "--d", "1"], "d must be an integer in [3, 1000000]"),
                          (["reproduce", "--seed", "-1"], "--seed"),
                          (["simulate", "--d", "abc"], "--d"),
                          (["simulate", "--omega", "1.4"], "got 1.4"),
@@ -245,6 +245,27 @@ def test_two_concurrent_runners_compute_each_task_once(tmp_path):
         rows = st.rows()
         assert st.claims() == {}                            # no claim left behind
     assert len(rows) == 12 and all(r["status"] == "done" and r["attempts"] == 1 for r in rows)
+
+
+def test_second_runner_exits_only_when_all_is_done(tmp_path, monkeypatch, capsys):
+    """Issue 30 item 9: a runner that finds the last task claimed by another live runner waits for it (old code:
+    exit 0 at once with the task pending)."""
+    log = tmp_path / "log"
+    f = sweep_file(tmp_path, [0.5], sleep_ms=6000)
+    env = {**ENV, "ATTNPHASE_TEST_LOG": str(log)}
+    first = subprocess.Popen([sys.executable, "-c", RUN_CLI, "sweep", "run", str(f), "--quiet", "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while not log.exists() and time.time() - t0 < 240 and first.poll() is None:
+        time.sleep(0.05)
+    monkeypatch.setenv("ATTNPHASE_TEST_LOG", str(log))
+    second = in_process(capsys, "sweep", "run", str(f), "--quiet", "--json")     # while the first computes
+    first.communicate(timeout=300)
+    assert (first.returncode, second.returncode) == (0, 0), second.stderr
+    st = json.loads(second.stdout)["status"]
+    assert (st["done"], st["pending"], st["running"]) == (1, 0, 0), st
+    assert json.loads(second.stdout)["run"]["claimed_elsewhere"] == 1
+    assert log.read_text().split() == load(f).keys                   # computed once, by the first runner
 
 
 # --------------------------------------------------------------------------- interruption

@@ -13,6 +13,7 @@ Notebook API (imported lazily on first use; every result has ``.to_frame()`` and
     tr = attnphase.transition(omega=0.3)                      # α_c, α_l, spinodals
     pd = attnphase.phase_diagram([0.2, 0.3], [0.6, 1.0, 1.5, 2.0])
     bl = attnphase.baseline(omega=0.3)                        # ε_lin, MODEL.md §5
+    p = attnphase.model(L=3, r=2)                             # validated ModelParams, MODEL.md §1–§2
 
 A runnable tour: ``examples/tour.py``.
 """
@@ -35,9 +36,9 @@ class _CallableModule(_types.ModuleType):
         return getattr(api, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
 
 
-from . import baseline, simulate  # noqa: E402 -- the two submodules that share a name with an API function
+from . import baseline, model, simulate  # noqa: E402 -- the submodules that share a name with an API function
 
-for _m in (simulate, baseline):
+for _m in (simulate, baseline, model):
     _m.__class__ = _CallableModule
     _m.__doc__ = (_m.__doc__ or "") + "\n\nCalled as a function, this module runs ``attnphase.api." + \
         _m.__name__.rsplit(".", 1)[1] + "`` (keyword model parameters, results with ``.to_frame()``)."

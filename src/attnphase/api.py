@@ -28,6 +28,8 @@ def model(*, L: int = 2, r: int = 1, r_star: int = 1, sigma: float = 0.5, lam: f
     >>> model(L=3).A[0]
     (0.3333333333333333, 0.3333333333333333, 0.3333333333333333)
     """
+    from .guards import check_model_size
+    L, r, r_star = check_model_size(L, r, r_star)      # before the default L x L matrix is built
     kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega, P=P)
     if A is not None:
         kw["A"] = A
@@ -99,14 +101,13 @@ def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = N
     >>> r.params.L, r.to_frame().shape[0]
     (3, 1)
     """
-    from .guards import check_memory, simulate_bytes
-    from .data import n_samples
+    from .guards import check_simulation
     from .simulate import TrainConfig, simulate as run
     p = _params(params, model_kw)
     cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
                       warmup_steps=warmup_steps, x64=x64)
-    n = n_samples(alpha, d)
-    check_memory("d", d, simulate_bytes(p.L, d, n, x64=x64), f"training at d={d}, n={n}, L={p.L}")
+    check_simulation(p.L, p.r, p.r_star, p.k, alpha=alpha, d=d, instances=instances, seed=seed, steps=steps,
+                     max_iter=max_iter, warmup_steps=warmup_steps, test_samples=test_samples, x64=x64)
     return run(p, alpha=alpha, d=d, config=cfg, instances=instances, seed=seed, test_samples=test_samples)
 
 
@@ -129,6 +130,7 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
                                            qmc_config=qmc_config, **kw), d)
     from .theory import curve_table, solve_point
     p = _params_from(params, kw)
+    _check_sizes(p, qmc_config, 1)
     how = _route(p, integrator, nodes, qmc_config)
     if how == "qmc":
         return _solve_qmc(p, [alpha], branch, qmc_config, kw, "theory point")
@@ -138,6 +140,12 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
                  convergence=dict(converged=bool(sol.converged), status=sol.status, residual=sol.residual,
                                   iterations=sol.iterations, start=sol.start))
     return Result("theory point", sol, curve_table([sol]).assign(converged=bool(sol.converged)), prov)
+
+
+def _check_sizes(p: ModelParams, qmc_config: Any, alphas: int) -> None:
+    """The theory's size limits (:func:`attnphase.guards.check_theory`) before any work."""
+    from .guards import check_theory
+    check_theory(p, getattr(qmc_config, "points", None), getattr(qmc_config, "scrambles", None), alphas)
 
 
 def _route(p: ModelParams, integrator: str, nodes: int | None, qmc_config: Any) -> str:
@@ -192,6 +200,7 @@ def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelPar
     from .theory import solve_point
     check_grid("alphas", len(alphas), len(alphas))
     p = _params_from(params, kw)
+    _check_sizes(p, qmc_config, len(alphas))
     how = _route(p, integrator, nodes, qmc_config)
     if how == "qmc":
         return _solve_qmc(p, alphas, branch, qmc_config, kw, "theory curve")

@@ -143,5 +143,6 @@ def plot_basins(frames: dict[str, Any], path, title: str = "") -> None:
         import textwrap
         fig.suptitle("\n".join(textwrap.wrap(title, 40 * len(frames))), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from .outputs import save_figure_atomic
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .errors import check_int
+from .errors import check_int, check_range
+from .guards import MAX_ALPHA
 from .model import ModelParams, teacher_labels
 
 
@@ -47,5 +48,7 @@ def sample_dataset(key: jax.Array, params: ModelParams, Q_star: jax.Array, n: in
 
 
 def n_samples(alpha: float, d: int) -> int:
-    """``n = round(α d)``, at least 1 (MODEL.md §2: ``α = n/d``)."""
-    return max(1, int(round(alpha * d)))
+    """``n = round(α d)``, at least 1 (MODEL.md §2: ``α = n/d``); α in (0, :data:`~attnphase.guards.MAX_ALPHA`],
+    d an integer >= 1 (a one-line :class:`~attnphase.errors.ParameterError` otherwise)."""
+    alpha = check_range("alpha", alpha, lo=0.0, hi=MAX_ALPHA, lo_open=True)
+    return max(1, int(round(alpha * check_int("d", d, 1))))

@@ -25,7 +25,13 @@ class NotConvergedError(RuntimeError):
 
 
 def check_finite(name: str, value: float) -> float:
-    v = float(value)
+    """``float(value)``, or a :class:`ParameterError` for NaN, ±inf, a huge integer or a non-number."""
+    if isinstance(value, (str, bytes)):
+        raise ParameterError(name, "a finite number", value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(name, "a finite number", value) from None
     if v != v or v in (float("inf"), float("-inf")):
         raise ParameterError(name, "a finite number", value)
     return v
@@ -48,9 +54,17 @@ def check_range(name: str, value: float, lo: float | None = None, hi: float | No
     return v
 
 
-def check_int(name: str, value: int, lo: int) -> int:
-    if isinstance(value, bool) or int(value) != value:
-        raise ParameterError(name, f"an integer >= {lo}", value)
-    if int(value) < lo:
-        raise ParameterError(name, f"an integer >= {lo}", value)
-    return int(value)
+def check_int(name: str, value: int, lo: int, hi: int | None = None) -> int:
+    """``int(value)`` for an integral ``lo <= value (<= hi)``, else a one-line :class:`ParameterError`
+    (also for NaN, ±inf, strings and other non-numbers)."""
+    allowed = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
+    if isinstance(value, (bool, str, bytes)):
+        raise ParameterError(name, allowed, value)
+    try:
+        iv = int(value)
+        integral = iv == value
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(name, allowed, value) from None
+    if not integral or iv < lo or (hi is not None and iv > hi):
+        raise ParameterError(name, allowed, value)
+    return iv

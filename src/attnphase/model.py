@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .errors import ParameterError, check_int, check_range
+from .guards import MAX_K, MAX_LAM, MAX_SIGMA, check_model_size
 from .precision import full_precision
 
 PAPER_A = ((0.6, 0.4), (0.4, 0.6))
@@ -26,7 +27,7 @@ ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
 def _as_matrix(name: str, value: Any, shape: tuple[int, int] | None = None) -> tuple[tuple[float, ...], ...]:
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ParameterError(name, "a numeric matrix", value) from None
     if arr.ndim != 2 or (shape is not None and arr.shape != shape):
         want = f"{shape[0]}x{shape[1]}" if shape else "2-D"
@@ -64,12 +65,12 @@ class ModelParams:
     P: tuple[tuple[float, ...], ...] | None = field(default=None)
 
     def __post_init__(self) -> None:
-        L = check_int("L", self.L, 2)
+        L, r, r_star = check_model_size(self.L, self.r, self.r_star)     # before any L x L array is made
         object.__setattr__(self, "L", L)
-        object.__setattr__(self, "r", check_int("r", self.r, 1))
-        object.__setattr__(self, "r_star", check_int("r_star", self.r_star, 1))
-        object.__setattr__(self, "sigma", check_range("sigma", self.sigma, lo=0.0, lo_open=True))
-        object.__setattr__(self, "lam", check_range("lam", self.lam, lo=0.0))
+        object.__setattr__(self, "r", r)
+        object.__setattr__(self, "r_star", r_star)
+        object.__setattr__(self, "sigma", check_range("sigma", self.sigma, lo=0.0, hi=MAX_SIGMA, lo_open=True))
+        object.__setattr__(self, "lam", check_range("lam", self.lam, lo=0.0, hi=MAX_LAM))
         object.__setattr__(self, "omega", check_range("omega", self.omega, lo=0.0, hi=1.0))
         A = _as_matrix("A", self.A, (L, L))
         arr = np.asarray(A)
@@ -80,6 +81,8 @@ class ModelParams:
         P = _as_matrix("P", P)
         if len(P) != L:
             raise ParameterError("P", f"an L x k matrix with L = {L} rows (one per position)", f"{len(P)} row(s)")
+        if len(P[0]) > MAX_K:
+            raise ParameterError("P", f"an L x k matrix with k <= {MAX_K} columns", f"{len(P[0])} columns")
         object.__setattr__(self, "P", P)
 
     @property

@@ -189,5 +189,6 @@ def plot_scaling(result: ScalingResult, path) -> None:
     fig.suptitle(f"finite-size scaling: α = {result.alpha:g}, ω = {p.omega:g}, init = {result.init}, "
                  f"{result.instances} instances per d", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from .outputs import save_figure_atomic
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)

@@ -46,6 +46,7 @@ from . import baseline as _bl, xla_cache
 from .finite_d_error import DEFAULT_POINTS, DEFAULT_SCRAMBLES, integrate, project, qmc_normals, subspace_dim
 from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
+from .guards import MAX_SEED, MAX_STEPS, check_simulation
 from .model import (ModelParams, RiskStatistics, empirical_risk, empirical_risk_from_statistics,
                     positional_directions, positional_encodings, risk_statistics, sample_loss,
                     sample_loss_from_statistics)
@@ -123,10 +124,10 @@ class TrainConfig:
         if self.optimizer not in OPTIMIZERS:
             raise ParameterError("optimizer", f"one of {{{', '.join(OPTIMIZERS)}}}", self.optimizer)
         object.__setattr__(self, "lr", check_range("lr", self.lr, lo=0.0, lo_open=True))
-        object.__setattr__(self, "steps", check_int("steps", self.steps, 0))
+        object.__setattr__(self, "steps", check_int("steps", self.steps, 0, MAX_STEPS))
         object.__setattr__(self, "gtol", check_range("gtol", self.gtol, lo=0.0, lo_open=True))
-        object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, 1))
-        object.__setattr__(self, "warmup_steps", check_int("warmup_steps", self.warmup_steps, 0))
+        object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, 1, MAX_STEPS))
+        object.__setattr__(self, "warmup_steps", check_int("warmup_steps", self.warmup_steps, 0, MAX_STEPS))
         object.__setattr__(self, "init_scale", check_range("init_scale", self.init_scale, lo=0.0))
         if not isinstance(self.x64, bool):
             raise ParameterError("x64", "a bool", self.x64)
@@ -358,7 +359,7 @@ def instance(params: ModelParams, *, alpha: float, d: int, seed: int = 0, index:
     index = check_int("index", index, 0)
     dtype = jnp.float64 if x64 else jnp.float32
     kn = _knobs(params, TrainConfig(), dtype, test_error="sampled")
-    key = instance_keys(check_int("seed", seed, 0), 1, start=index)[0]
+    key = instance_keys(check_int("seed", seed, 0, MAX_SEED), 1, start=index)[0]
     return _draw(key, _structure(params), d, n_samples(alpha, d), kn, dtype)
 
 
@@ -536,7 +537,8 @@ def simulate(params: ModelParams, *, alpha: float, d: int, config: TrainConfig =
     instances = check_int("instances", instances, 1)
     seed = check_int("seed", seed, 0)
     test_samples = check_int("test_samples", test_samples, 1)
-    n = n_samples(alpha, d)
+    n = check_simulation(params.L, params.r, params.r_star, params.k, alpha=alpha, d=d, instances=instances,
+                         seed=seed, test_samples=test_samples, x64=config.x64, test_error=test_error)
 
     def say(msg: str) -> None:
         if progress is not None:

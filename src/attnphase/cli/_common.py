@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import ParameterError
-from ..guards import CONFIRM_TASKS, check_grid
+from ..guards import CONFIRM_TASKS, check_grid, check_model_size
 from ..jsonable import to_jsonable  # noqa: F401  (re-exported for the commands)
 from ..outputs import check_output_path, write_atomic  # noqa: F401 -- re-exported for the commands
 from ..model import ModelParams
@@ -66,7 +66,9 @@ def parse_list(name: str, text: str, allowed: Iterable[str] | None = None) -> li
 
 def model_params(L: int, r: int, sigma: float, lam: float, omega: float, A: str | None,
                  r_star: int = 1, P: str | None = None) -> ModelParams:
-    """Build validated :class:`ModelParams` from CLI options (``A``, ``P`` as ``"a,b;c,d"``)."""
+    """Build validated :class:`ModelParams` from CLI options (``A``, ``P`` as ``"a,b;c,d"``); L, r, r* are
+    checked against their maxima (:func:`attnphase.guards.check_model_size`) before any matrix is built."""
+    L, r, r_star = check_model_size(L, r, r_star)
     kw: dict[str, Any] = dict(L=L, r=r, r_star=r_star, sigma=sigma, lam=lam, omega=omega)
     if A is not None:
         kw["A"] = parse_matrix("A", A)
@@ -131,9 +133,25 @@ def _fmt(v: Any) -> str:
 
 
 def check_theory_request(params: ModelParams, nodes: int | None, rule: str = "split",
-                         branch: str = "semantic") -> None:
+                         branch: str = "semantic", option: str = "--nodes") -> None:
     """The theory solver's own checks (supported L, r, r*; ``nodes`` range and parity for the rule), run
-    before any work, so that e.g. ``theory transition --nodes 3`` fails at once instead of after the curves."""
+    before any work, so that e.g. ``theory transition --nodes 3`` fails at once instead of after the curves.
+    A refusal of the resolution names the command's option (``option``, e.g. ``--curve-nodes``)."""
     from ..theory import solver
     check = getattr(solver, "validate_point", None) or solver._validate
-    check(params, 1.0, branch, solver.DEFAULT_NODES if nodes is None else nodes, rule)
+    try:
+        check(params, 1.0, branch, solver.DEFAULT_NODES if nodes is None else nodes, rule)
+    except ParameterError as exc:
+        if exc.name != "nodes":
+            raise
+        raise ParameterError(option, exc.allowed, exc.got) from None
+
+
+QMC_OPTIONS = {"qmc_points": "--qmc-points", "points": "--qmc-points", "scrambles": "--scrambles",
+               "target": "--qmc-target"}
+"""The command-line options of :class:`attnphase.theory.engine.QMCConfig`'s fields (for refusals)."""
+
+
+def as_option(exc: ParameterError, names: dict[str, str]) -> ParameterError:
+    """``exc`` naming the command-line option instead of the library's parameter (``target`` -> ``--qmc-target``)."""
+    return ParameterError(names.get(exc.name, exc.name), exc.allowed, exc.got)

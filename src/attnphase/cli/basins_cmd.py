@@ -31,13 +31,27 @@ def basins(
 ) -> None:
     """Classify trained students (semantic, positional, mixed, uninformative) against the theory's branches."""
     from ..basins import Basin, plot_basins, run_basins
+    from ..errors import check_range
+    from ..guards import check_grid_product, check_simulation
+    from ..outputs import check_figure_path, check_output_path, write_atomic
     params = model_params(L, r, sigma, lam, 0.3, A)
-    a, w = parse_linspace("alphas", alphas), parse_linspace("omegas", omegas)
+    a, w = parse_linspace("--alphas", alphas), parse_linspace("--omegas", omegas)
+    check_grid_product("--alphas × --omegas", f"{alphas} × {omegas}", len(a), len(w))
+    for om in w:
+        check_range("--omegas", om, 0.0, 1.0)
+    for al in (a.min(), a.max()):
+        check_simulation(params.L, params.r, params.r_star, params.k, alpha=al, d=d, instances=instances, seed=seed,
+                         steps=steps, warmup_steps=warmup_steps, names={"alpha": "--alphas", "d": "--d",
+                                                                        "instances": "--instances", "seed": "--seed",
+                                                                        "steps": "--steps",
+                                                                        "warmup_steps": "--warmup-steps"})
+    out = check_output_path(out) if out is not None else None
+    figure = check_figure_path(figure) if figure is not None else None
     with console.status("basins ...") as st:
         df = run_basins(params, alphas=a, omegas=w, d=d, instances=instances, init=init, init_scale=init_scale,
                         optimizer=optimizer, warmup_steps=warmup_steps, steps=steps, seed=seed, progress=lambda m: st.update(f"basins: {m}"))
     if out is not None:
-        df.to_csv(out, index=False)
+        write_atomic(out, lambda tmp: df.to_csv(tmp, index=False))
         console.print(f"wrote {out}")
     if figure is not None:
         frames = {f"ω = {om:g}, r = {r}, d = {d}": g for om, g in df.groupby("omega")}

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import ParameterError, check_int, check_range
+from ..guards import check_grid_product
 from ..progress import progress_bar
 from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_theory_request, console, \
     emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
@@ -61,7 +62,7 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
     _nodes("--nodes", nodes)
     _nodes("--curve-nodes", curve_nodes)
     check_theory_request(params, nodes)
-    check_theory_request(params, curve_nodes)
+    check_theory_request(params, curve_nodes, option="--curve-nodes")
     check_range("--xtol", xtol, lo=0.0, lo_open=True)
     check_range("--alpha-min", alpha_min, lo=0.0, lo_open=True)
     check_range("--alpha-max", alpha_max, lo=alpha_min, lo_open=True)
@@ -132,6 +133,7 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     for v in w:
         check_range("--omegas", v, 0.0, 1.0)
     grid_a = _alphas(alphas)
+    check_grid_product("--omegas × --alphas", f"{omegas} × {alphas}", len(w), len(grid_a))
     _nodes("--nodes", nodes)
     check_int("--workers", workers, 0)
     out = check_output_path(out, directory=True)

@@ -15,7 +15,7 @@ from ..errors import ParameterError
 def parse_ints(name: str, text: str) -> list[int]:
     try:
         vals = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ParameterError(name, "comma-separated integers (e.g. 250,500,1000,2000)", text) from None
     if len(set(vals)) < 2 or min(vals) < 2:
         raise ParameterError(name, "at least two distinct integers >= 2", text)
@@ -40,9 +40,16 @@ def scaling(
     """Mean ± s.e. of m, θ/σ², q, e_t, ε_g per d, a weighted fit in 1/d, the extrapolation vs the theory."""
     from ..scaling import plot_scaling, run_scaling
     from ..simulate import TrainConfig
+    from ..guards import check_simulation
+    from ..outputs import check_figure_path
     params = model_params(L, r, sigma, lam, omega, A)
-    dims = parse_ints("ds", ds)
+    dims = parse_ints("--ds", ds)
+    for d in dims:
+        check_simulation(params.L, params.r, params.r_star, params.k, alpha=alpha, d=d, instances=instances,
+                         seed=seed, steps=steps, names={"alpha": "--alpha", "d": "--ds", "instances": "--instances",
+                                                        "seed": "--seed", "steps": "--steps"})
     cfg = TrainConfig(init=init, optimizer=optimizer, steps=steps)
+    figure = check_figure_path(figure) if figure is not None else None
     with console.status("scaling ...") as st:
         res = run_scaling(params, alpha=alpha, init=init, ds=dims, instances=instances, config=cfg, seed=seed,
                           theory=not no_theory, progress=lambda m: st.update(f"scaling: {m}"))

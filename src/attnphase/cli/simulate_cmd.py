@@ -41,21 +41,18 @@ def simulate(
 
     Any L, r, r*, A and P (MODEL.md §2, §4), e.g. ``--L 3 --r 2 --A "0.5,0.25,0.25;0.25,0.5,0.25;0.25,0.25,0.5"``.
     """
-    from ..data import n_samples
-    from ..errors import ParameterError, check_int
-    from ..guards import check_memory, simulate_bytes
+    from ..errors import ParameterError, check_range
+    from ..guards import check_simulation
     from ..simulate import TrainConfig, simulate as run
     params = model_params(L, r, sigma, lam, omega, A, r_star=r_star, P=P)
-    cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
-                      warmup_steps=warmup_steps, x64=x64, init_scale=init_scale)
-    check_int("d", d, max(2, params.k))
-    check_int("instances", instances, 1)
-    check_int("seed", seed, 0)
-    check_int("test_samples", test_samples, 1)
+    check_range("--init-scale", init_scale, lo=0.0, lo_open=True)
     if test_error not in ("exact", "sampled"):
         raise ParameterError("--test-error", "exact or sampled", test_error)
-    n = n_samples(alpha, d)
-    check_memory("d", d, simulate_bytes(L, d, n, x64=x64), f"training at d={d}, n={n}, L={L}")
+    check_simulation(params.L, params.r, params.r_star, params.k, alpha=alpha, d=d, instances=instances, seed=seed,
+                     steps=steps, max_iter=max_iter, warmup_steps=warmup_steps, test_samples=test_samples, x64=x64,
+                     test_error=test_error)
+    cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
+                      warmup_steps=warmup_steps, x64=x64, init_scale=init_scale)
     if out is not None:
         out = check_output_path(out)
     with console.status(f"simulate: {instances} instance(s), d={d}, α={alpha:g}, {optimizer} ...") as st:
@@ -67,8 +64,13 @@ def simulate(
             frame.insert(frame.columns.get_loc("A") + 1, "P", str([list(p) for p in params.P]))
         write_atomic(out, lambda tmp: with_stamp(frame).to_csv(tmp, index=False))
         console.print(f"wrote {out}")
+    unconverged = int((~res.converged.astype(bool)).sum())
     if as_json:
         emit_json(res.to_dict())
+        if unconverged:
+            console.print(f"warning: {unconverged} of {res.instances} instance(s) did not converge "
+                          f"(statuses: {', '.join(sorted(set(map(str, res.status[~res.converged.astype(bool)]))))}; "
+                          "'converged' and 'status' in the JSON)")
         return
     s = res.summary()
     keys = ["m", "theta_over_sigma2", "q", "e_t", "eps_g", "eps_lin", "grad_norm", "converged"]

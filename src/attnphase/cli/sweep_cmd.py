@@ -67,8 +67,8 @@ def run(file: Path = FileArg,
                       f"skipped {counts['skipped']}; store {sw.db_path}: "
                       f"{st['done']}/{st['total']} done, {st['failed']} failed, {st['pending']} pending")
         if counts["claimed_elsewhere"]:
-            console.print(f"{counts['claimed_elsewhere']} task(s) were being computed by another runner of "
-                          "this sweep; `attnphase sweep status` follows them")
+            console.print(f"{counts['claimed_elsewhere']} task(s) were computed by another runner of this sweep "
+                          "(this run waited for them)")
         for f in failed[:10]:
             console.print(f"failed: {f['key'][:12]} {f['kind']} {f['params']}: {f['error']}")
         if len(failed) > 10:

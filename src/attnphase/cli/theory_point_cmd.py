@@ -9,6 +9,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import ParameterError
+from ..guards import check_theory
+from ._common import QMC_OPTIONS, as_option
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
     console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
 from ..theory.routing import choose_integrator
@@ -72,7 +74,10 @@ def _qmc_config(qmc_points, scrambles, target=None):
         kw["points"] = qmc_points
     if scrambles is not None:
         kw["scrambles"] = scrambles
-    return QMCConfig(**kw)
+    try:
+        return QMCConfig(**kw)
+    except ParameterError as exc:
+        raise as_option(exc, QMC_OPTIONS) from None
 
 
 def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float | None,
@@ -176,6 +181,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
+    check_theory(params, qmc_points, scrambles, 1, ("--qmc-points", "--scrambles"))
     if how == "qmc":
         from ..progress import QMCStatus
         from ..theory.engine import solve
@@ -278,6 +284,7 @@ def curve(alphas: str = typer.Option(..., "--alphas", help="START:STOP:NUM (e.g.
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
+    check_theory(params, qmc_points, scrambles, len(grid), ("--qmc-points", "--scrambles"))
     if how != "qmc":
         check_theory_request(params, nodes, how)
     out = check_output_path(out)

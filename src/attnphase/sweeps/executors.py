@@ -159,8 +159,30 @@ def run_sweep(sweep: Sweep, *, executor: str = "local", workers: int = 1, schedu
             else:
                 batch = list(mine)        # Dask gets everything at once: claim it all first
                 _consume(run_dask(batch, client), store, by_key, counts, tick)
+            if left:
+                _follow_others(left, store, by_key, counts, tick, workers if executor == "local" else 1,
+                               initializer, retry_failed)
         counts["claimed_elsewhere"] = len(left)
     return counts
+
+
+def _follow_others(left: list, store: Store, by_key: dict, counts: dict, tick, workers: int,
+                   initializer: Callable[[], None] | None, retry_failed: bool, poll_s: float = 0.2) -> None:
+    """Tasks another live runner was computing when this one reached them: wait until each has a result, taking
+    over (claiming and running here) any whose runner is gone. So a runner returns only when every task it
+    was asked to run has a result (exit 0 of ``sweep run`` means the whole file is done), except tasks claimed
+    by a runner on another host, which cannot be checked for life and are left to it."""
+    import time
+    waiting = list(left)
+    while waiting:
+        st, cl = store.statuses(), store.claims()
+        # a claim from another host cannot be checked for life: its task is left to that runner
+        waiting = [t for t in waiting if t["key"] not in st and cl.get(t["key"], {}).get("host", store.host) == store.host]
+        mine = list(claimed(waiting, store, retry_failed, []))     # a claim is taken over when its runner is gone
+        if mine:
+            _consume(run_local(mine, workers, initializer), store, by_key, counts, tick)
+        elif waiting:
+            time.sleep(poll_s)
 
 
 def _has_pending(sweep: Sweep, retry_failed: bool) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import ParameterError
-from ..guards import check_grid
+from ..guards import check_grid, check_model_size
 from ..provenance import config_hash
 from .tasks import MODEL_KEYS, get_kind
 
@@ -60,10 +60,18 @@ class Sweep:
 def load(path: str | Path) -> Sweep:
     """Read, validate and expand a sweep file. Raises :class:`ParameterError` on any problem."""
     path = Path(path)
+    if path.exists() and not path.is_dir() and not path.is_file():      # a FIFO would block the read forever
+        raise ParameterError("sweep file", "a regular TOML file (this is a FIFO, socket or device)", str(path))
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ParameterError("sweep file", "an existing TOML file", str(path)) from None
+    except IsADirectoryError:
+        raise ParameterError("sweep file", "a TOML file (this is a folder)", str(path)) from None
+    except UnicodeDecodeError:
+        raise ParameterError("sweep file", "a UTF-8 TOML file", str(path)) from None
+    except OSError as exc:
+        raise ParameterError("sweep file", f"a readable TOML file ({exc.strerror or exc})", str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError("sweep file", "valid TOML", f"{path}: {exc}") from None
     return parse(raw, path)
@@ -80,7 +88,9 @@ def parse(raw: dict[str, Any], path: Path) -> Sweep:
     for k in head:
         if k not in _SWEEP_KEYS:
             raise ParameterError(f"sweep.{k}", f"one of {{{', '.join(sorted(_SWEEP_KEYS))}}}", k)
-    name = str(head.get("name", path.stem))
+    name = head.get("name", path.stem)
+    if not isinstance(name, str) or not name.strip():
+        raise ParameterError("sweep.name", "a non-empty string", name)
     output = head.get("output", f"{path.stem}_out")
     if not isinstance(output, str) or not output:
         raise ParameterError("sweep.output", "a non-empty path string", output)
@@ -91,7 +101,16 @@ def parse(raw: dict[str, Any], path: Path) -> Sweep:
         raise ParameterError("task", "at least one [[task]] table", blocks)
     tasks: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
+    names: dict[str, int] = {}
     for i, block in enumerate(blocks):
+        if isinstance(block, dict) and "name" in block:
+            tname = block["name"]
+            if not isinstance(tname, str) or not tname.strip():
+                raise ParameterError(f"task[{i}].name", "a non-empty string", tname)
+            if tname in names:
+                raise ParameterError(f"task[{i}].name", f"a name no other task has (task[{names[tname]}] has it)",
+                                     tname)
+            names[tname] = i
         for j, cfg in enumerate(expand_block(block, f"task[{i}]")):
             where = f"task[{i}] point {j}"
             if cfg["key"] in seen:              # never collapse silently: the file says one thing twice
@@ -163,6 +182,15 @@ def expand_block(block: Any, where: str) -> list[dict[str, Any]]:
         raise ParameterError(f"{where}.points", "a non-empty list of tables", points)
     for j, p in enumerate(points):
         check_names(f"points[{j}]", p)
+    sections = [("params", fixed), ("grid", grid), ("zip", zipped)] + [
+        (f"points[{j}]", p) for j, p in enumerate(points)]
+    owner: dict[str, str] = {}
+    for sec, val in sections:               # one value per parameter: never let one section override another
+        for n in val:
+            first = owner.setdefault(n, sec)
+            if first != sec and not (first.startswith("points[") and sec.startswith("points[")):
+                raise ParameterError(f"{where}.{sec}.{n}", f"given in one section only (it is also in "
+                                     f"{where}.{first})", n)
     axes = {n: _values(f"{where}.grid.{n}", v) for n, v in grid.items()}
     zl = {n: _values(f"{where}.zip.{n}", v) for n, v in zipped.items()}
     if len({len(v) for v in zl.values()}) > 1:
@@ -209,6 +237,10 @@ def make_task(kind, values: dict[str, Any], seed: int | None, instances: int, wh
     if kind.model:
         from ..model import ModelParams
         mvals = {k: values[k] for k in MODEL_KEYS if k in values}
+        try:                                # the sizes first: the default A below is L x L
+            check_model_size(mvals.get("L", 2), mvals.get("r", 1), mvals.get("r_star", 1))
+        except ParameterError as exc:
+            raise ParameterError(f"{where}: {exc.name}", exc.allowed, exc.got) from None
         if "L" in mvals and "A" not in mvals and mvals["L"] != 2:
             mvals["A"] = [[1.0 / mvals["L"]] * mvals["L"]] * mvals["L"]
         try:
@@ -230,7 +262,7 @@ def make_task(kind, values: dict[str, Any], seed: int | None, instances: int, wh
     cfg["params"] = params
     if kind.validate is not None:               # the same rules as the library / the command
         try:
-            kind.validate(cfg)
+            kind.validate({**cfg, "seed": seed, "instances": instances})   # the whole task, sizes included
         except ParameterError as exc:
             raise ParameterError(f"{where}: {exc.name}", exc.allowed, exc.got) from None
     if kind.seeded or seed is not None:

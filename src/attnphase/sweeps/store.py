@@ -9,7 +9,8 @@ writes the result. Two runners on one sweep therefore share the tasks instead of
 claim whose process is gone (killed, interrupted) is taken over by the next runner on the same host.
 
 Reading (``read_only=True``: ``sweep status/export``, ``compare``) opens the file with ``mode=ro`` and
-changes nothing (no WAL switch, no table creation), so archived, read-only stores can be read. A file that
+changes nothing (no WAL switch, no table creation), so archived, read-only stores can be read; a WAL store in
+a read-only folder is read through a private copy of the file and its WAL (never without its WAL). A file that
 is not an attnphase store (garbage, truncated, empty) is a :class:`ParameterError` naming the file.
 """
 
@@ -124,13 +125,46 @@ class Store:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
         except sqlite3.OperationalError:
-            # a WAL store in a read-only folder cannot get its -shm file: read it as an immutable snapshot
-            conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
-            with self._checked():
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
+            return self._open_snapshot()
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
+
+    def _open_snapshot(self) -> sqlite3.Connection:
+        """A store SQLite cannot open read-only in place: a WAL store (left by a killed runner) in a read-only
+        folder without its ``-shm`` file. Its finished tasks may sit in the ``-wal`` file, which an immutable
+        open would ignore (a wrong count): copy the store and its WAL into a private temporary folder and read
+        the copy; without a WAL the file alone is read as an immutable snapshot. A copy that cannot be made is
+        a one-line refusal, never a wrong count."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            import shutil
+            import tempfile
+            try:
+                self._snapshot_dir = tempfile.mkdtemp(prefix="attnphase-store-")
+                copy = Path(self._snapshot_dir) / self.path.name
+                shutil.copyfile(self.path, copy)
+                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+                conn = sqlite3.connect(f"{copy.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+                with self._checked():
+                    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except OSError as exc:
+                self._drop_snapshot()
+                raise ParameterError("sweep store", "a store whose write-ahead log can be read (it cannot be "
+                                     f"opened in place and copying it failed: {exc.strerror or exc}); make the "
+                                     "folder writable or copy it elsewhere", str(self.path)) from None
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                               isolation_level=None)
+        with self._checked():
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+
+    def _drop_snapshot(self) -> None:
+        folder = getattr(self, "_snapshot_dir", None)
+        if folder:
+            import shutil
+            shutil.rmtree(folder, ignore_errors=True)
+            self._snapshot_dir = None
 
     def _corrupt(self, exc: Exception) -> ParameterError:
         return ParameterError("sweep store", f"a readable attnphase SQLite store (sqlite: {exc})", str(self.path))
@@ -162,6 +196,7 @@ class Store:
                 self.conn.execute("PRAGMA busy_timeout=200")
                 self.conn.execute("PRAGMA journal_mode=DELETE")
         self.conn.close()
+        self._drop_snapshot()
 
     def __enter__(self) -> "Store":
         return self

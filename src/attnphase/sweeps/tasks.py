@@ -108,16 +108,14 @@ def _arr(x: Any) -> list:
 
 def validate_simulate(cfg: dict[str, Any]) -> None:
     """The checks :func:`attnphase.simulate.simulate` makes, and its memory guard, without training."""
-    from ..data import n_samples
-    from ..guards import check_memory, simulate_bytes
+    from ..guards import check_simulation
     from ..simulate import TrainConfig
     p, params = cfg["params"], model_params(cfg)
     tc_keys = ("init", "optimizer", "lr", "steps", "gtol", "max_iter", "warmup_steps", "x64")
     TrainConfig(**{k: p[k] for k in tc_keys if k in p and p[k] is not None})
-    check_int("d", p["d"], max(2, params.k))
-    n = n_samples(p["alpha"], p["d"])
-    check_memory("d", p["d"], simulate_bytes(params.L, p["d"], n, x64=bool(p.get("x64"))),
-                 f"training at d={p['d']}, n={n}, L={params.L}")
+    check_simulation(params.L, params.r, params.r_star, params.k, alpha=p["alpha"], d=p["d"],
+                     instances=cfg.get("instances") or 1, seed=cfg.get("seed") or 0,
+                     test_samples=p.get("test_samples", 1), x64=bool(p.get("x64")))
 
 
 def validate_theory(cfg: dict[str, Any]) -> None:
@@ -127,6 +125,8 @@ def validate_theory(cfg: dict[str, Any]) -> None:
     p = cfg["params"]
     nodes = DEFAULT_NODES if p.get("nodes") is None else p["nodes"]
     check = getattr(solver, "validate_point", None) or solver._validate
+    from ..guards import check_theory
+    check_theory(model_params(cfg))
     check(model_params(cfg), p["alpha"], p["branch"], nodes, p.get("rule", "split"))
 
 
