@@ -64,7 +64,7 @@ def test_a_branch_first_valid_in_an_extension_block_gets_its_beginning_located(a
     assert r.branches["semantic"].begin is None
     old = [p for p in r.branches["semantic"] if p.alpha <= 1.5]
     assert [p.state for p in old] == [PointState.ENDED] * 3
-    assert all("beyond the branch's end" in p.status for p in old)
+    assert all("beyond the branch's end" in p.note for p in old)
     assert abs(r.alpha_c - 1.8) < 1e-3
 
 

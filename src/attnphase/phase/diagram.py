@@ -18,7 +18,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .continuation import MAX_STEPS, PointSolver, default_solver, follow_branch
-from .transition import DIAGRAM_NODES, _reasons, _refine, _tables
+from .refine import refine_lines
+from .result import reasons
+from .transition import DIAGRAM_NODES, tables
 
 DEFAULT_OMEGAS = tuple(np.round(np.linspace(0.02, 0.5, 40), 6))
 """The paper's ω range at ≥ 40 values."""
@@ -167,7 +169,7 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
 
     grid_a = np.array(cfg.grid_a)
     p = cfg.params.replace(omega=w)
-    solver = _Counting(cfg.solver or default_solver())
+    solver = _Counting(cfg.solver or default_solver(p))
     branches = {}
     for b in ("semantic", "positional"):
         order = list(grid_a[::-1]) if b == "semantic" else list(grid_a)
@@ -183,14 +185,14 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
                                     saddles=False, stability_margin=cfg.stability_margin)
     new_guides = {b: {round(x.alpha, 9): x.solution for x in branches[b].valid()} for b in branches}
     el = float(_eps_lin(p))
-    sem, pos, g, a_c, a_l = _tables(branches, el)
+    sem, pos, g, a_c, a_l = tables(branches, el)
     g = g[g["alpha"].round(9).isin(np.round(grid_a, 9))]
     lo, hi = float(grid_a[0]), float(grid_a[-1])
     if cfg.refine and (a_c is not None or a_l is not None):
         step = min(0.25 * float(np.min(np.diff(grid_a))), max(0.005, 20 * cfg.xtol))
-        a_c, a_l, _, _ = _refine(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
+        a_c, a_l, _, _ = refine_lines(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
                                  solver)
-    c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, a_c, a_l, lo, hi, lo, hi)
+    c_bound, c_reason, l_bound, l_reason = reasons(g, branches, a_c, a_l, lo, hi, lo, hi)
     g = g.merge(sem[["alpha", "state"]].rename(columns={"state": "state_sem"}), on="alpha", how="left")
     g = g.merge(pos[["alpha", "state"]].rename(columns={"state": "state_pos"}), on="alpha", how="left")
     g.insert(0, "omega", w)

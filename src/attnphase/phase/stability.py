@@ -250,7 +250,7 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
 
     from .continuation import CURVE_RTOL, default_solver
 
-    solve = solver or default_solver()
+    solve = solver or default_solver(params)
     sigma = params.sigma
     at = {b: {round(p.alpha, 9): p for p in list(br) + list(br.extra)} for b, br in branches.items()}
     rows: list[dict[str, Any]] = []
