@@ -294,7 +294,9 @@ def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = Non
     if len(valid) >= 2 and valid[-2].alpha != last.alpha:
         r = (alpha - last.alpha) / (last.alpha - valid[-2].alpha)
         if abs(r) <= 3.0:
-            return interpolate(valid[-2], last, 1.0 + r, branch, last.params.sigma, last)
+            x1, x0 = state_of(last), state_of(valid[-2])
+            v = state_vector(x1) + r * (state_vector(x1) - state_vector(x0))
+            return predicted(v, x1, branch, last.params.sigma, last)
     return last
 
 

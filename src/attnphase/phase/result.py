@@ -48,6 +48,13 @@ class TransitionResult:
     alpha_c_nodes: int | None = None
     """The split rule's outer order α_c was located at (None without α_c); ``alpha_l_nodes`` the same for α_l."""
     alpha_l_nodes: int | None = None
+    alpha_c_err: float | None = None
+    """Standard error of α_c from the integration error (:mod:`.uncertainty`); None with
+    ``alpha_c_err_reason`` where not given (e.g. the split rule, whose error is not estimated per point)."""
+    alpha_c_err_reason: str = ""
+    alpha_l_err: float | None = None
+    alpha_l_err_reason: str = ""
+    integrator: str = ""
     scale_refinement: dict[str, Any] = field(default_factory=dict)
     """The scale-aware refinement (:func:`~.scale_refine.scale_refine`), where the student's scale near the lines
     needed a finer order than ``nodes``: its order, α_c's bracket at it, the points solved; empty where not run."""
@@ -81,6 +88,11 @@ class TransitionResult:
         sem_end, pos_end = self.branch_end("semantic"), self.branch_end("positional")
         d = dict(omega=self.params.omega, sigma=self.params.sigma, lam=self.params.lam,
                  alpha_c=self.alpha_c, alpha_c_bound=self.alpha_c_bound, alpha_c_reason=self.alpha_c_reason,
+                 alpha_c_err=self.alpha_c_err, alpha_c_err_reason=self.alpha_c_err_reason,
+                 alpha_l_err=self.alpha_l_err, alpha_l_err_reason=self.alpha_l_err_reason,
+                 integrator=self.integrator, model=dict(L=self.params.L, r=self.params.r,
+                                                        r_star=self.params.r_star, A=self.params.A,
+                                                        P=self.params.P),
                  alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
                  alpha_c_location=self.alpha_c_location, alpha_c_nodes=self.alpha_c_nodes,
                  alpha_l_nodes=self.alpha_l_nodes, scale_refinement=self.scale_refinement,

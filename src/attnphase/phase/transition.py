@@ -21,7 +21,7 @@ from ..errors import ParameterError
 from ..model import ModelParams
 from ..theory.solve import point_solver
 from ..theory.solver import nodes_for_scale, resolution_note
-from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, default_solver, follow_branch,
+from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch,
                            unsolved_point)
 from .crossing import growth_crossing, precise_crossing
 from .global_min import (alpha_l_from_table, alpha_l_global, global_switch, global_table, unknown_gap)
@@ -30,6 +30,7 @@ from .result import TransitionResult, global_reason, reasons
 from .roots import table_root
 from .scale_refine import competitor_scale, line_scale, resolution, scale_refine
 from .stability import global_minimum, mixed_at, survey
+from .uncertainty import transition_errors
 
 
 DEFAULT_ALPHAS = tuple(np.round(np.arange(0.3, 2.0001, 0.1), 6))
@@ -386,12 +387,16 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     else:
         c_nodes = _c_order(c_kind, c_location, alpha_c, a_c_ref, nodes, curve_nodes)
         l_nodes = c_nodes if alpha_l is not None and alpha_l == alpha_c else l_at
+    above = gm[(gm["alpha"] > alpha_c) & (gm["global_kind"] != "none")] if gm is not None and alpha_c else None
+    errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
+                             str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
+                             branches["semantic"].end)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
                             alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
-                            scale_refinement={} if scaled is None else scaled.to_dict())
+                            scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how, **errs)
 
 
 def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_nodes: int) -> int:

@@ -69,9 +69,9 @@ class Solution:
         return float(self.values.get(name, math.nan))
 
     def error(self, name: str) -> float:
-        """Standard error of ``name`` (0 for an integrator without one: the split rule's values are exact to
-        its quadrature, ~1e-5, docs/theory.md)."""
-        return float(self.errors.get(name, 0.0 if self.integrator != "qmc" else math.nan))
+        """Standard error of ``name``; NaN where the integrator gives none (the split rule: its quadrature
+        error, ~1e-5, is not estimated per point, docs/theory.md)."""
+        return float(self.errors.get(name, math.nan))
 
     # the scalar attributes phase/ reads (the names of MODEL.md)
     q = property(lambda self: self.value("q"))

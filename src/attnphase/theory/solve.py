@@ -22,10 +22,12 @@ from .state import OrderParams
 
 
 def choose(params: ModelParams, integrator: str = "auto", *, nodes: int | None = None,
-           qmc_config: Any = None, name: str = "integrator") -> str:
+           qmc_config: Any = None, rule: str | None = None, name: str = "integrator") -> str:
     """The integrator that solves ``params`` (``split``, ``product`` or ``qmc``), refusing the other one's knob:
-    ``nodes`` is the split/product rule's resolution, ``qmc_config`` the engine's (MODEL.md §6 vs §8)."""
-    how = choose_integrator(params, integrator, name=name)
+    ``nodes`` is the split/product rule's resolution, ``qmc_config`` the engine's (MODEL.md §6 vs §8); ``rule``
+    is the split/product choice ``auto`` takes where the split rule applies. The one place ``auto`` is
+    resolved (api, cli and phase/ call it)."""
+    how = choose_integrator(params, integrator, rule, name=name)
     if how == "qmc" and nodes is not None:
         raise ParameterError("nodes", "unset with the QMC engine (L != 2, r != 1, r* != 1, P != ±(1, -1)ᵀ or "
                              "integrator='qmc'); its resolution is qmc_config", nodes)
