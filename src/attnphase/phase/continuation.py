@@ -144,11 +144,28 @@ class PointSolver(Protocol):
                  init: Any = ..., max_steps: int = ..., stability: bool = ..., rtol: float = ...) -> Any: ...
 
 
-def default_solver(params: ModelParams | None = None) -> PointSolver:
+QMC_POINTS, QMC_SCRAMBLES, QMC_COARSE = 1024, 4, 256
+"""Default QMC size of a followed branch, a transition or a diagram (MODEL.md §8): a fixed size (no error control
+per point: a transition solves hundreds of points); 4 scrambles give the standard errors of α_c, α_l."""
+
+
+def phase_qmc(points: int | None = None, scrambles: int | None = None):
+    """The QMC config of the continuation: :data:`QMC_POINTS` × :data:`QMC_SCRAMBLES` unless given."""
+    from ..theory.engine import QMCConfig
+    n = QMC_POINTS if points is None else int(points)
+    return QMCConfig(points=n, scrambles=QMC_SCRAMBLES if scrambles is None else int(scrambles),
+                     coarse=QMC_COARSE if n >= 4 * QMC_COARSE else 0)
+
+
+def default_solver(params: ModelParams | None = None, qmc_config=None) -> PointSolver:
     """The one-point solve of ``params`` on the integrator :func:`attnphase.theory.solve.choose` picks ("auto":
-    the split rule at L = 2, r = r* = 1 with the paper's P, the QMC engine elsewhere)."""
-    from ..theory.solve import point_solver
-    return point_solver(params if params is not None else ModelParams())
+    the split rule at L = 2, r = r* = 1 with the paper's P, the QMC engine elsewhere, at ``qmc_config``,
+    default :func:`phase_qmc`)."""
+    from ..theory.solve import choose, point_solver
+    params = params if params is not None else ModelParams()
+    if choose(params, "auto") == "qmc" and qmc_config is None:
+        qmc_config = phase_qmc()
+    return point_solver(params, qmc_config=qmc_config)
 
 
 @dataclass

@@ -59,7 +59,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
                   progress: Callable[[float, str, int, int], None] | None = None, refine: bool = False,
                   xtol: float = 1e-3, max_steps: int = MAX_STEPS, min_step: float | None = None,
                   reuse: dict[float, dict[str, object]] | None = None, solver: PointSolver | None = None,
-                  workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN):
+                  workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN,
+                  qmc_config: Any = None):
     """Tidy (α, ω) phase diagram.
 
     Returns ``(grid, lines)``: ``grid`` one row per (ω, α) (:data:`GRID_COLUMNS`; ``state_sem``/``state_pos``
@@ -76,6 +77,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     needs the usual ``if __name__ == "__main__":`` guard.
     ``stability_margin``: see :func:`~.continuation.follow_branch` (None: the growth factor at every point).
     ``progress(ω, branch, done, total)``: per α in this process, per finished column with workers.
+    ``qmc_config``: the QMC engine's size where the model is not the split rule's (default
+    :func:`~.continuation.phase_qmc`); the default ``solver`` is :func:`~.continuation.default_solver`.
     """
     import pandas as pd
 
@@ -91,6 +94,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     if not (isinstance(workers, int) and workers >= 1):
         raise ParameterError("workers", "an integer >= 1", workers)
     workers = min(workers, len(omegas))
+    if solver is None and qmc_config is not None:
+        solver = default_solver(params, qmc_config)
     cfg = _Settings(params, tuple(float(a) for a in grid_a), nodes, bool(refine), xtol, max_steps,
                     0.25 * float(np.min(np.diff(grid_a))) if min_step is None else min_step,
                     solver, stability_margin)

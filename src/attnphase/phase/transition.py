@@ -19,9 +19,9 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..model import ModelParams
-from ..theory.solve import point_solver
+from ..theory.solve import choose, point_solver
 from ..theory.solver import nodes_for_scale, resolution_note
-from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch,
+from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch, phase_qmc,
                            unsolved_point)
 from .crossing import growth_crossing, precise_crossing
 from .global_min import (alpha_l_from_table, alpha_l_global, global_switch, global_table, unknown_gap)
@@ -214,6 +214,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if not alpha_min > 0 or not alpha_max > alpha_min:
         raise ParameterError("alpha_min, alpha_max", "0 < alpha_min < alpha_max", (alpha_min, alpha_max))
     if solver is None:
+        if qmc_config is None and choose(params, integrator) == "qmc":
+            qmc_config = phase_qmc()
         solver = point_solver(params, integrator, qmc_config=qmc_config)
     how = getattr(solver, "integrator", "stand-in")
     split_rule = how == "split"                  # the split rule at ``nodes``: its scale-aware refinement
