@@ -68,6 +68,12 @@ def _extension(lo: float, hi: float, direction: str, alpha_max: float, alpha_min
     return out
 
 
+def semantic_everywhere(gm) -> bool:
+    """The global minimum is semantic at every α of the table where one is known (α_c, if any, lies below)."""
+    known = gm[gm["global_kind"] != "none"] if gm is not None else None
+    return bool(known is not None and len(known) and (known["global_kind"] == "semantic").all())
+
+
 def _semantic_above_lin(gm, el: float) -> bool:
     """The global minimum is semantic at the top of the table with ε_g above ε_lin."""
     top = gm[gm["global_kind"] != "none"].sort_values("alpha")
@@ -317,6 +323,22 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
                                         solver, el, notes)
                 l_at = at or curve_nodes
+        while extend and alpha_c is None and lo > alpha_min + 1e-9 and semantic_everywhere(gm):
+            # the semantic point is the global minimum down to the bottom of the range: α_c lies below it
+            block = _extension(lo, hi, "down", alpha_max, alpha_min)
+            if progress:
+                progress(f"extend down to α={block[-1]:g} (α_c)", 0, 1)
+            _extend(params, branches, "down", block, kw)
+            lo = min(lo, min(block))
+            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
+                                      stability_nodes=stab_nodes))
+            gm = global_minimum(fps)
+            sem, pos, g, _, _ = tables(branches, el)
+            sw = global_switch(gm, fps, branches, None, locate=loc)
+            if sw is not None and sw.alpha_c is not None:
+                alpha_c, against, c_kind = sw.alpha_c, sw.against, sw.kind
+                notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) {sw.against} → semantic, "
+                             "below the starting range")
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
         if (refine and alpha_l is not None and alpha_c is not None and l_failed and alpha_l > alpha_c
                 and len(above) and above["global_kind"].iloc[0] == "semantic"):
@@ -354,6 +376,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if gap is not None:
         l_bound, l_reason = gap.bound, gap.reason
     if alpha_c is None and gm is not None:
+        if semantic_everywhere(gm):
+            c_bound = f"< {lo:g}"
         c_reason = global_reason(gm, lo, hi) + "; " + c_reason
     zero = zero_point_note(params, branches)      # any solver (the split rule, the engine, a stand-in)
     if zero is not None:
