@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .continuation import CURVE_RTOL, MAX_STEPS, PointSolver, PointState, interpolate, point_state
+from .continuation import CURVE_RTOL, MAX_STEPS, PointSolver, PointState, point_state
+from .predict import interpolate
 from .roots import Unrefinable, local_root
 
 
