@@ -32,7 +32,7 @@ def l2_rows():
 
 
 def main(out: str, files: list[str]) -> None:
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
     l2 = l2_rows()
     ax.plot([r[0] for r in l2], [r[1] for r in l2], "o-", color="C0", label="L = 2 (paper's A, P), α_c")
     ax.plot([r[0] for r in l2 if r[2]], [r[2] for r in l2 if r[2]], "s--", color="C0", alpha=0.5,
@@ -57,7 +57,7 @@ def main(out: str, files: list[str]) -> None:
     ax.set_xlabel("ω")
     ax.set_ylabel("α")
     ax.set_title("α_c(ω), α_l(ω): L = 3 next to L = 2 (σ = 0.5, λ = 0.01)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
 
