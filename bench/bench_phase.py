@@ -3,6 +3,7 @@
     python bench/bench_phase.py lines [--quick]      # α_c, α_l per ω and per (σ, λ) -> docs/phase_boundaries.md
     python bench/bench_phase.py variant-grid        # α_c, α_l per (σ, λ) variant at every ω of the line grid
     python bench/bench_phase.py diagram [--omegas 10] [--alphas 40]   # timing -> docs/benchmarks.md (last section)
+    python bench/bench_phase.py refactor --old-src PATH [--repeat 1]  # transition at ω = 0.3: old vs this code
 
 ``lines`` runs :func:`attnphase.phase.transition` (defaults: curves at nodes = 4, Brent at nodes = 8 to 1e-4,
 α range extended up to 6) and rewrites the generated table of docs/phase_boundaries.md (between the markers).
@@ -187,9 +188,39 @@ Prediction (written before measuring): ~0.5 s per solve (warm, nodes = 4, a load
     print(section)
 
 
+def refactor(old_src: Path, repeat: int = 1) -> None:
+    """``attnphase theory transition --omega 0.3 --json`` with the code at ``old_src`` and with this checkout, in
+    one run, alternating (old, new) ``repeat`` times: the wall times, their ratio and the α_c, α_l of each
+    (issue 29: no slower, the same answers to 1e-4). Appends a block to docs/benchmarks.md."""
+    import json
+    import subprocess
+    import sys
+    new_src = Path(__file__).resolve().parents[1] / "src"
+    cmd = [sys.executable, "-m", "attnphase", "theory", "transition", "--omega", "0.3", "--json"]
+    runs: dict[str, list] = {"old": [], "new": []}
+    for _ in range(repeat):
+        for tag, src in (("old", old_src), ("new", new_src)):
+            t = time.time()
+            out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(src)},
+                                 check=True).stdout
+            d = json.loads(out)
+            runs[tag].append((time.time() - t, d["alpha_c"], d["alpha_l"]))
+    told, tnew = (min(r[0] for r in runs[k]) for k in ("old", "new"))
+    rows = [f"| {k} | {r[1]:.10f} | {r[2]:.10f} | {r[0]:.1f} s |" for k in ("old", "new") for r in runs[k]]
+    text = (f"\n### transition at ω = 0.3, pre-refactor vs one-interface code (run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
+            f"Machine: {_machine()}; load average {os.getloadavg()[0]:.1f} at the end (load during the run: other jobs).\n\n"
+            "| code | α_c | α_l | wall |\n|---|---|---|---|\n" + "\n".join(rows)
+            + f"\n\nRatio new / old (best of {repeat}): **{tnew / told:.2f}**.\n")
+    print(text)
+    with open(DOCS / "benchmarks.md", "a") as f:
+        f.write(text)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["lines", "variant-grid", "diagram"])
+    ap.add_argument("what", choices=["lines", "variant-grid", "diagram", "refactor"])
+    ap.add_argument("--old-src", type=Path, default=None, help="refactor: the src/ folder of the old code")
+    ap.add_argument("--repeat", type=int, default=1, help="refactor: (old, new) pairs")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--omegas", type=int, default=10)
     ap.add_argument("--alphas", type=int, default=40)
@@ -207,5 +238,9 @@ if __name__ == "__main__":
     elif a.what == "variant-grid":
         variant_grid(a.rows if a.rows != DOCS / "phase_boundaries_rows.md" else DOCS / "phase_boundaries_variant_rows.md",
                      var, [float(w) for w in a.omega_list.split(",")] if a.omega_list else None)
+    elif a.what == "refactor":
+        if a.old_src is None:
+            ap.error("refactor needs --old-src (the src/ folder of the code to compare with)")
+        refactor(a.old_src, a.repeat)
     else:
         diagram(a.omegas, a.alphas)

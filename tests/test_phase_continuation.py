@@ -61,7 +61,7 @@ def test_a_point_beyond_a_branch_end_gets_the_reason(kind, state):
     assert br.end.kind is state and abs(br.end.alpha - 0.75) <= 1e-3
     assert br.end.alpha_invalid < 0.75 <= br.end.alpha_valid and br.end.alpha_valid - br.end.alpha_invalid <= 1e-3
     assert min(c["alpha"] for c in calls) >= 0.7  # nothing solved past the first α beyond the end
-    assert all("beyond the branch's end" in p.status for p in br.points[4:])
+    assert all("beyond the branch's end" in p.note for p in br.points[4:])
 
 
 def test_unstable_end_is_where_the_growth_factor_crosses_one():
@@ -295,7 +295,7 @@ def test_a_stall_at_the_noise_floor_is_no_branch_end():
     pytest.importorskip("attnphase.theory")
     br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
-    assert br[1].nodes == 8 and "stall" in br[1].status and br[1].converged
+    assert br[1].nodes == 8 and "stall" in br[1].note and br[1].converged
 
 
 def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():

@@ -16,7 +16,8 @@ from attnphase.model import ModelParams
 from attnphase.phase import PointState, follow_branch, transition
 from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint
 from attnphase.phase.stability import global_minimum
-from attnphase.phase.transition import CONTINUOUS_TOL, global_switch, growth_crossing
+from attnphase.phase.crossing import growth_crossing
+from attnphase.phase.global_min import CONTINUOUS_TOL, global_switch
 from attnphase.theory import FixedPointSolution
 
 COLS = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]
@@ -64,7 +65,7 @@ def test_a_branch_first_valid_in_an_extension_block_gets_its_beginning_located(a
     assert r.branches["semantic"].begin is None
     old = [p for p in r.branches["semantic"] if p.alpha <= 1.5]
     assert [p.state for p in old] == [PointState.ENDED] * 3
-    assert all("beyond the branch's end" in p.status for p in old)
+    assert all("beyond the branch's end" in p.note for p in old)
     assert abs(r.alpha_c - 1.8) < 1e-3
 
 
@@ -186,19 +187,19 @@ def test_alpha_l_found_for_an_earlier_alpha_c_is_dropped_when_alpha_c_moves_belo
     """σ = 1, ω = 0.15: α_l = 0.639 had been set at the pinned e_t crossing (the semantic ε_g already below ε_lin
     there); the survey moved α_c to 0.544 and the global ε_g is below ε_lin from the first α above it, so α_l is
     α_c. A genuine crossing (global ε_g above ε_lin between α_c and α_l) is kept."""
-    from attnphase.phase.transition import _alpha_l_global
+    from attnphase.phase.global_min import alpha_l_global
     gm = pd.DataFrame(dict(alpha=[0.5, 0.6, 0.7], global_kind=["uninformative", "semantic", "semantic"],
                            e_t_global=[2e-3, 2.9e-3, 3.3e-3], eps_g_global=[0.089, 0.029, 0.017]))
-    assert _alpha_l_global(gm, 0.5441, 0.6389, 0.0537) == 0.5441
+    assert alpha_l_global(gm, 0.5441, 0.6389, 0.0537) == 0.5441
     gm2 = gm.assign(eps_g_global=[0.089, 0.06, 0.04])
-    assert _alpha_l_global(gm2, 0.5441, 0.6389, 0.0537) == 0.6389
+    assert alpha_l_global(gm2, 0.5441, 0.6389, 0.0537) == 0.6389
 
 
 def test_alpha_l_between_a_continuous_birth_and_the_next_table_row_is_read_on_the_semantic_points():
     """λ = 0.001, ω = 0.02: the semantic branch is born at α_c = 0.443 with the uninformative point's ε_g
     (above ε_lin) and is already below ε_lin at the next table row (0.5): α_l lies between, on the branch's
     own points — neither α_c nor a value above 0.5."""
-    from attnphase.phase.transition import _alpha_l_global
+    from attnphase.phase.global_min import alpha_l_global
     el = 0.00386
     gm = pd.DataFrame(dict(alpha=[0.4, 0.5, 0.6], global_kind=["uninformative", "semantic", "semantic"],
                            e_t_global=[2.2e-4, 2.8e-4, 3.3e-4], eps_g_global=[0.0052, 0.00369, 0.00222]))
@@ -206,12 +207,12 @@ def test_alpha_l_between_a_continuous_birth_and_the_next_table_row_is_read_on_th
     pts = [BranchPoint(SimpleNamespace(alpha=a, eps_g=e, theta=0.05, q=0.1, branch="semantic"), PointState.OK)
            for a, e in eps.items()]
     sem = Branch("semantic", ModelParams(lam=0.001, omega=0.02), pts)
-    r = _alpha_l_global(gm, 0.443, 0.5098, el, sem)
+    r = alpha_l_global(gm, 0.443, 0.5098, el, sem)
     assert 0.47 < r < 0.49      # the bracket of the sign change (the caller refines it by Brent)
     below = Branch("semantic", sem.params, [BranchPoint(SimpleNamespace(alpha=a, eps_g=0.003, theta=0.3, q=0.1,
                                                                         branch="semantic"), PointState.OK)
                                             for a in eps])
-    assert _alpha_l_global(gm, 0.443, None, el, below) == 0.443
+    assert alpha_l_global(gm, 0.443, None, el, below) == 0.443
 
 
 def test_an_e_t_crossing_before_the_competitor_turns_unstable_is_alpha_c():
@@ -265,7 +266,7 @@ def test_alpha_l_is_only_bracketed_where_the_global_minimum_is_unknown_below_it(
     assert lo == pytest.approx(r.alpha_c, abs=1e-4) and 0.5 < hi <= 0.6
     assert "α = 0.5 " in r.alpha_l_reason and "unknown" in r.alpha_l_reason
     # no gap: the global minimum known at every table α between α_c and α_l
-    from attnphase.phase.transition import unknown_gap
+    from attnphase.phase.global_min import unknown_gap
     gm = global_minimum(_fps([(0.4, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.9, "u"),
                               (0.5, "semantic", 1e-3, 0.05, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
     assert unknown_gap(gm, 0.45, 0.48) is None and unknown_gap(gm, 0.45, None) is None
@@ -330,7 +331,8 @@ def test_alpha_c_at_a_competitors_instability_is_located_at_the_transitions_reso
     assert {sn for _, _, n, sn in calls} - {None} == {8}
     # where the nodes-8 factors do not bracket +1 on the table (crossing beyond the last row): kept at the
     # survey's resolution, and a note says so
-    from attnphase.phase.transition import Switch, precise_crossing
+    from attnphase.phase.crossing import precise_crossing
+    from attnphase.phase.global_min import Switch
 
     fps = r.fixed_points
     far = lambda params, alpha, branch, **kw: dataclasses.replace(fake(params, alpha, branch, **kw), stability=0.5)
@@ -345,7 +347,7 @@ def test_alpha_l_is_bracketed_where_the_semantic_branch_begins_above_alpha_c_bet
     """σ = 1, ω = 0.02 with α_c located at nodes 8 (0.524): the uninformative point is a saddle above α_c, the
     semantic branch is valid only from 0.5398, and no table α lies between them — the stretch is still unknown,
     so α_l (read as α_c) is only bracketed. Not so where the semantic branch is valid below α_c (a crossing)."""
-    from attnphase.phase.transition import unknown_gap
+    from attnphase.phase.global_min import unknown_gap
 
     def sem(alphas):
         pts = [BranchPoint(SimpleNamespace(alpha=a, theta=0.3, e_t=1e-3, eps_g=0.001, q=0.5, m=0.0, branch="semantic"),
@@ -383,7 +385,7 @@ def test_alpha_l_is_read_across_alpha_c_on_the_semantic_branch():
     the next table row 0.6, where ε_g^sem is already below ε_lin; the crossing lies between the semantic point
     below α_c (0.51) and 0.6, not at α_c (the old answer). α_c itself only where the semantic ε_g is already
     below ε_lin there (as measured at σ = 1, ω = 0.05: ε_g^sem(0.53) = 0.047 < ε_lin = 0.067)."""
-    from attnphase.phase.transition import _alpha_l_global
+    from attnphase.phase.global_min import alpha_l_global
 
     def sem(pts):
         return Branch("semantic", ModelParams(sigma=1.0), [
@@ -391,5 +393,5 @@ def test_alpha_l_is_read_across_alpha_c_on_the_semantic_branch():
                         PointState.OK) for a, e in pts])
     gm = global_minimum(_fps([(0.5, "uninformative", 1e-3, 0.1, 0.5, 0, 0, 50, True, 0.98, "u"),
                               (0.6, "semantic", 1e-3, 0.002, 0.5, 0, 0.3, 50, True, 0.5, "s")]))
-    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.006), (0.6, 0.002)])) == pytest.approx(0.555)
-    assert _alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.0045), (0.6, 0.002)])) == 0.5346
+    assert alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.006), (0.6, 0.002)])) == pytest.approx(0.555)
+    assert alpha_l_global(gm, 0.5346, None, 0.004, sem([(0.51, 0.0045), (0.6, 0.002)])) == 0.5346

@@ -6,7 +6,7 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import follow_branch
-from attnphase.phase.transition import _refine, _refine_l
+from attnphase.phase.refine import refine_alpha_l, refine_lines
 from attnphase.theory import FixedPointSolution
 
 P = ModelParams(omega=0.3)
@@ -37,10 +37,10 @@ def _branches():
 def test_refine_returns_the_order_alpha_l_was_located_at():
     br = _branches()
     g = pd.DataFrame(dict(alpha=[0.9, 1.0, 1.1, 1.2], global_branch="semantic", eps_lin=EPS_LIN))
-    a_c, a_l, l_nodes, notes = _refine(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [], stand_in())
+    a_c, a_l, l_nodes, notes = refine_lines(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [], stand_in())
     assert a_l == pytest.approx(1.0, abs=1e-5) and l_nodes == 8 and not notes
     # the solves at order 8 fail: the table value is kept, and its order is not the refinement's
-    a_c, a_l, l_nodes, notes = _refine(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [],
+    a_c, a_l, l_nodes, notes = refine_lines(P, br, g, None, 0.98, "positional", 8, 0.8, 1.3, 1e-6, 0.05, [],
                                        stand_in(fail_nodes=(8,)))
     assert a_l == 0.98 and l_nodes is None
 
@@ -48,11 +48,11 @@ def test_refine_returns_the_order_alpha_l_was_located_at():
 def test_refine_l_says_its_order_with_or_without_a_note():
     br = _branches()
     notes: list[str] = []
-    a_l, n = _refine_l(P, br, 0.98, 0.8, 1.3, (8, 4), 1e-6, [], stand_in(fail_nodes=(8,)), EPS_LIN, notes)
+    a_l, n = refine_alpha_l(P, br, 0.98, 0.8, 1.3, (8, 4), 1e-6, [], stand_in(fail_nodes=(8,)), EPS_LIN, notes)
     assert a_l == pytest.approx(1.0, abs=1e-5) and n == 4
     # nothing to refine on (lo ≥ hi): the guess comes back unrefined, without a note — and without an order
     notes.clear()
-    a_l, n = _refine_l(P, br, 1.35, 1.3, 1.3, (8, 4), 1e-6, [], stand_in(), EPS_LIN, notes)
+    a_l, n = refine_alpha_l(P, br, 1.35, 1.3, 1.3, (8, 4), 1e-6, [], stand_in(), EPS_LIN, notes)
     assert a_l == 1.35 and n is None and not notes
 
 
@@ -63,7 +63,8 @@ def test_transition_falls_back_to_the_curves_order_for_alpha_l_when_the_finer_so
     The failed refinement's note is replaced by the fallback's."""
     import numpy as np
 
-    from attnphase.phase.transition import L_REFINE_FAILED, transition
+    from attnphase.phase.refine import L_REFINE_FAILED
+    from attnphase.phase.transition import transition
     r = transition(P, alphas=np.round(np.arange(0.6, 1.6001, 0.1), 4), nodes=8, curve_nodes=4,
                    solver=stand_in(fail_nodes=(8,)))
     assert r.alpha_l is not None and 0.03 - 0.01 * r.alpha_l == pytest.approx(r.eps_lin, abs=1e-6)

@@ -149,17 +149,9 @@ def _check_sizes(p: ModelParams, qmc_config: Any, alphas: int) -> None:
 
 
 def _route(p: ModelParams, integrator: str, nodes: int | None, qmc_config: Any) -> str:
-    """The integrator (:func:`attnphase.theory.routing.choose_integrator`), refusing the other one's knob."""
-    from .errors import ParameterError
-    from .theory.routing import choose_integrator
-    how = choose_integrator(p, integrator)
-    if how == "qmc" and nodes is not None:
-        raise ParameterError("nodes", "unset with the QMC engine (L != 2, r != 1, r* != 1, P != ±(1, -1)ᵀ or "
-                             "integrator='qmc'); its resolution is qmc_config", nodes)
-    if how != "qmc" and qmc_config is not None:
-        raise ParameterError("qmc_config", "unset with the split or product rule (its resolution is nodes)",
-                             qmc_config)
-    return how
+    """The integrator: :func:`attnphase.theory.solve.choose` (the one routing), refusing the other one's knob."""
+    from .theory.solve import choose
+    return choose(p, integrator, nodes=nodes, qmc_config=qmc_config)
 
 
 def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config: Any, kw: dict[str, Any],

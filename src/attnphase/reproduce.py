@@ -212,20 +212,24 @@ class ReproduceResult:
 
 
 def reproduce(out: Path, *, full: bool = False, seed: int = 0, simulate: bool = True,
-              progress: Callable[[str, int, int], None] | None = None) -> ReproduceResult:
+              progress: Callable[[str, int, int], None] | None = None, params: Any = None) -> ReproduceResult:
     """Run the reproduction into ``out`` (created). ``progress(stage, done, total)`` after each unit of work.
-    ``full``: the paper-scale configuration (:data:`FULL`), else :data:`QUICK`."""
+    ``full``: the paper-scale configuration (:data:`FULL`), else :data:`QUICK`. ``params``: the model (L, r, r*,
+    A, P, σ, λ; its ω is set to 0.3); default the paper's. Beyond L = 2, r = 1 the theory runs on the QMC
+    engine (:func:`attnphase.theory.solve.choose`) and the split rule's mixed-point search is skipped."""
     import pandas as pd
 
     from .jsonable import to_jsonable
     from .model import ModelParams
     from .phase import mixed_at, phase_diagram, transition
+    from .theory.solve import choose
     from .plots import plot_alpha_c_line, plot_delta_e_t, plot_eps_g, plot_overlaps, plot_phase_diagram, save_figure
     from .provenance import provenance
 
     cb = progress or (lambda stage, i, n: None)
     cfg = FULL if full else QUICK
-    params = ModelParams(omega=0.3)
+    params = ModelParams(omega=0.3) if params is None else params.replace(omega=0.3)
+    split = choose(params, "auto") == "split"
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     times: dict[str, float] = {}
@@ -234,10 +238,11 @@ def reproduce(out: Path, *, full: bool = False, seed: int = 0, simulate: bool = 
                     xtol=cfg["xtol"], progress=lambda s, i, n: cb(f"ω=0.3 theory: {s}", i, n), mixed_alphas=[],
                     extend=False)
     # mixed-fixed-point search ("alpha_c" = at the transition)
-    tr.mixed = mixed_at(params, {b: list(br) + br.extra for b, br in tr.branches.items()},
-                        [tr.alpha_c if a == "alpha_c" else a for a in cfg["mixed_alphas"]
-                         if a != "alpha_c" or tr.alpha_c is not None],
-                        progress=lambda s, i, n: cb(f"ω=0.3 theory: {s}", i, n))
+    if split:
+        tr.mixed = mixed_at(params, {b: list(br) + br.extra for b, br in tr.branches.items()},
+                            [tr.alpha_c if a == "alpha_c" else a for a in cfg["mixed_alphas"]
+                             if a != "alpha_c" or tr.alpha_c is not None],
+                            progress=lambda s, i, n: cb(f"ω=0.3 theory: {s}", i, n))
     times["transition"] = time.time() - t0
     t1 = time.time()
     n_w = len(cfg["omegas"])

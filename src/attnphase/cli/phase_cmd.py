@@ -11,11 +11,43 @@ import typer
 from ..errors import ParameterError, check_int, check_range
 from ..guards import check_grid_product
 from ..progress import progress_bar
-from ._common import AOpt, LamOpt, OmegaOpt, SigmaOpt, check_output_path, check_theory_request, console, \
-    emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
+from ._common import AOpt, LamOpt, LOpt, OmegaOpt, POpt, ROpt, RStarOpt, SigmaOpt, check_output_path, \
+    check_theory_request, console, emit_json, model_params, parse_linspace, print_table, to_jsonable, write_atomic
 from .theory_cmd import theory_app
 
-_KEYS = ["alpha_c", "alpha_c_bound", "alpha_c_against", "alpha_c_kind", "alpha_c_nodes", "alpha_l", "alpha_l_bound",
+QmcPointsOpt = typer.Option(None, "--qmc-points", help="QMC engine (L != 2, r != 1, r* != 1 or another P): Sobol "
+                            "points per scramble, a power of two (default 1024, a fixed size: a transition "
+                            "solves hundreds of points).")
+ScramblesOpt = typer.Option(None, "--scrambles", help="QMC engine: independent scrambles >= 2 (default 4); "
+                            "their spread gives the errors of α_c, α_l.")
+EndXtolOpt = typer.Option(None, "--end-xtol", help="Resolution in α of a branch's end (default 1e-3; a QMC "
+                          "transition may take 0.02 to save solves).")
+
+
+def _model(L, r, r_star, sigma, lam, omega, A, P, nodes: int | None, qmc_points, scrambles):
+    """The model, the integrator (:func:`attnphase.theory.solve.choose`: the split rule at L = 2, r = 1 with the
+    paper's P, the QMC engine elsewhere) and the QMC config (None on the split rule); the split rule's checks
+    run at once, and the other integrator's options are refused."""
+    from ..theory.solve import choose
+    params = model_params(L, r, sigma, lam, omega, A, r_star, P)
+    how = choose(params, "auto")
+    if how == "qmc":
+        return params, how, _qmc(qmc_points, scrambles)
+    for name, value in (("--qmc-points", qmc_points), ("--scrambles", scrambles)):
+        if value is not None:
+            raise ParameterError(name, "unset with the split rule (L = 2, r = r* = 1, P = ±(1, -1)ᵀ: its "
+                                 "resolution is --nodes)", value)
+    if nodes is not None:
+        check_theory_request(params, nodes)
+    return params, how, None
+
+
+def _qmc(points, scrambles):
+    """The QMC size asked for (:func:`attnphase.phase.continuation.phase_qmc`; None: the phase default)."""
+    from ..phase.continuation import phase_qmc
+    return None if points is None and scrambles is None else phase_qmc(points, scrambles)
+
+_KEYS = ["alpha_c", "alpha_c_err", "alpha_c_bound", "alpha_c_against", "alpha_c_kind", "alpha_c_nodes", "alpha_l", "alpha_l_err", "alpha_l_bound",
          "alpha_l_nodes", "eps_lin",
          "alpha_range",
          "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional", "spinodal_positional_kind",
@@ -39,6 +71,8 @@ def _nodes(name: str, v: int) -> int:
 
 @theory_app.command("transition")
 def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+                   L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
+                   qmc_points: int = QmcPointsOpt, scrambles: int = ScramblesOpt, end_xtol: float = EndXtolOpt,
                    nodes: int = typer.Option(8, "--nodes", help="Resolution of the Brent refinement of α_c, α_l "
                                              "(split rule, 2-40)."),
                    curve_nodes: int = typer.Option(4, "--curve-nodes", help="Resolution of the α-grid curves "
@@ -55,14 +89,17 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
                                                   "(uninformative point, unpinned solves from saddles) that "
                                                   "decides the global minimum per α."),
                    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
-    """α_c (e_t^sem = e_t^pos), α_l (ε_g^global = ε_lin), where each branch ends and why, and the
-    mixed-fixed-point search at one ω."""
+    """α_c (the global minimum becomes semantic), α_l (ε_g^global = ε_lin), where each branch ends and why, and
+    the mixed-fixed-point search at one ω — any L, r, r*, A, P (the QMC engine beyond L = 2, r = 1, with the
+    errors of α_c, α_l from its integration error)."""
     from ..phase import transition
-    params = model_params(2, 1, sigma, lam, omega, A)
     _nodes("--nodes", nodes)
     _nodes("--curve-nodes", curve_nodes)
-    check_theory_request(params, nodes)
-    check_theory_request(params, curve_nodes, option="--curve-nodes")
+    params, how, cfg = _model(L, r, r_star, sigma, lam, omega, A, P, nodes, qmc_points, scrambles)
+    if how != "qmc":
+        check_theory_request(params, curve_nodes, option="--curve-nodes")
+    if end_xtol is not None:
+        check_range("--end-xtol", end_xtol, lo=0.0, lo_open=True)
     check_range("--xtol", xtol, lo=0.0, lo_open=True)
     check_range("--alpha-min", alpha_min, lo=0.0, lo_open=True)
     check_range("--alpha-max", alpha_max, lo=alpha_min, lo_open=True)
@@ -77,13 +114,14 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
 
         r = transition(params, alphas=grid, nodes=nodes, curve_nodes=curve_nodes, progress=cb,
                        refine=not no_refine, xtol=xtol, mixed_alphas=[] if no_mixed else None,
-                       alpha_max=alpha_max, alpha_min=alpha_min, fixed_points=not no_survey)
+                       alpha_max=alpha_max, alpha_min=alpha_min, fixed_points=not no_survey, qmc_config=cfg,
+                       **({} if end_xtol is None else dict(end_xtol=end_xtol)))
     d = r.to_dict()
     if json_out:
         emit_json(d)
         return
-    print_table(f"transition (ω={omega:g}, σ={sigma:g}, λ={lam:g})", ["quantity", "value"],
-                [[k, d[k]] for k in _KEYS])
+    print_table(f"transition (L={L}, r={r}, r*={r_star}, ω={omega:g}, σ={sigma:g}, λ={lam:g}; {how})",
+                ["quantity", "value"], [[k, d[k]] for k in _KEYS])
     if d["global_kinds"]:
         console.print("global minimum: " + ", ".join(f"{r['kind']} on [{r['alpha_from']:g}, {r['alpha_to']:g}]"
                                                      for r in d["global_kinds"]))
@@ -110,6 +148,8 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                                                  help="ω grid START:STOP:NUM, values in [0, 1]."),
                       alphas: str = typer.Option("0.05:2:40", "--alphas", help="α grid START:STOP:NUM, values > 0."),
                       sigma: float = SigmaOpt, lam: float = LamOpt, A: str = AOpt,
+                      L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
+                      qmc_points: int = QmcPointsOpt, scrambles: int = ScramblesOpt,
                       nodes: int = typer.Option(4, "--nodes", help="Resolution of the split rule (2-40; 4: e_t "
                                                 "within ~1e-5 of the default 8)."),
                       refine: bool = typer.Option(False, "--refine", help="Brent-refine α_c, α_l per ω "
@@ -142,13 +182,12 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
         if not sweep.exists():
             raise ParameterError("--sweep", "an existing CSV or Parquet file", str(sweep))
         emp = empirical_delta(_read_table(sweep))
-    params = model_params(2, 1, sigma, lam, float(w[0]), A)
-    check_theory_request(params, nodes)
+    params, how, cfg = _model(L, r, r_star, sigma, lam, float(w[0]), A, P, nodes, qmc_points, scrambles)
     t0 = time.time()
     if theory is not None:
         grid, lines = _read_theory(theory)
     else:
-        grid, lines = _compute_diagram(params, w, grid_a, nodes, refine, workers)
+        grid, lines = _compute_diagram(params, w, grid_a, nodes, refine, workers, cfg)
     seconds = time.time() - t0
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "phase_grid.csv", lambda t: grid.to_csv(t, index=False))
@@ -169,7 +208,7 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                   f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
 
 
-def _compute_diagram(params, w, grid_a, nodes, refine, workers):
+def _compute_diagram(params, w, grid_a, nodes, refine, workers, qmc_config=None):
     from ..phase import phase_diagram
     with progress_bar() as prog:
         task = prog.add_task(f"branches ({len(w)} ω × {len(grid_a)} α × 2)", total=2 * len(w) * len(grid_a))
@@ -179,8 +218,9 @@ def _compute_diagram(params, w, grid_a, nodes, refine, workers):
             done[(om, stage)] = i
             prog.update(task, completed=sum(done.values()), description=f"ω={om:.3g} {stage}")
 
+        extra = {} if qmc_config is None else dict(qmc_config=qmc_config)
         grid, lines = phase_diagram(params, w, grid_a, nodes=nodes, progress=cb, refine=refine,
-                                    workers=workers or None)
+                                    workers=workers or None, **extra)
     return grid, lines
 
 

@@ -9,7 +9,7 @@ import typer
 
 from ..progress import progress_bar
 from . import app
-from ._common import check_output_path, emit_json
+from ._common import AOpt, LOpt, POpt, ROpt, RStarOpt, check_output_path, emit_json, model_params
 
 
 @app.command("reproduce")
@@ -18,11 +18,14 @@ def reproduce(out: Path = typer.Option(Path("attnphase-reproduce"), "--out", hel
                                         "40 ω × 40 α diagram (estimated 1-2 h on 2 cores; see docs/reproduce.md)."),
               seed: int = typer.Option(0, "--seed", min=0, help="Base seed of the finite-d runs."),
               no_sim: bool = typer.Option(False, "--no-sim", help="Theory only (skip the finite-d check)."),
+              L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, A: str = AOpt, P: str = POpt,
               json_out: bool = typer.Option(False, "--json", help="Print the summary and provenance as JSON on "
                                             "stdout instead of the text summary.")) -> None:
     """Reproduce the paper on its defaults (ω = 0.3, σ = 0.5, λ = 0.01, standard A): theory curves of both
-    branches, α_c, α_l, the α_c(ω) line, a finite-d check; figures, CSV tables, provenance and summary.txt."""
+    branches, α_c, α_l, the α_c(ω) line, a finite-d check; figures, CSV tables, provenance and summary.txt.
+    --L --r --r-star --A --P run the same on another model (the QMC engine beyond L = 2, r = 1: slow)."""
     from ..reproduce import reproduce as run
+    params = model_params(L, r, 0.5, 0.01, 0.3, A, r_star, P)
     out = check_output_path(out, directory=True)
 
     with progress_bar() as prog:
@@ -33,7 +36,7 @@ def reproduce(out: Path = typer.Option(Path("attnphase-reproduce"), "--out", hel
                 tasks[stage] = prog.add_task(stage, total=n)
             prog.update(tasks[stage], completed=i, total=n)
 
-        res = run(out, full=full, seed=seed, simulate=not no_sim, progress=cb)
+        res = run(out, full=full, seed=seed, simulate=not no_sim, progress=cb, params=params)
     if json_out:
         emit_json(dict(summary=res.summary, out=str(out), times=res.times, files=res.files))
     else:

@@ -13,7 +13,6 @@ from ..guards import check_theory
 from ._common import QMC_OPTIONS, as_option
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
     console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
-from ..theory.routing import choose_integrator
 from .theory_cmd import theory_app
 
 _KEYS = ["q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t", "converged",
@@ -50,7 +49,8 @@ def _route(params, integrator: str, rule: str | None, nodes=None, qmc_points=Non
            qmc_target=None) -> str:
     """The integrator, refusing the other integrator's resolution options (one of them given for nothing would
     be dropped silently: ``--nodes`` at L = 3, ``--qmc-points`` on the split rule)."""
-    how = choose_integrator(params, integrator, rule, name="--integrator")
+    from ..theory.solve import choose
+    how = choose(params, integrator, rule=rule, name="--integrator")
     if how == "qmc":
         for name, value in (("--nodes", nodes), ("--rule", rule)):
             if value is not None:

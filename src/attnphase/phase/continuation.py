@@ -45,6 +45,10 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..model import ModelParams
+from ..theory.solution import unsolved
+from ..theory.state import OrderParams
+from .predict import predict, start_from
+from ..theory.status import Status
 
 MAX_STEPS = 60
 """Iteration cap of the continuation solves: a warm-started point converges in 6–15 iterations (≤ 40 near the
@@ -132,17 +136,37 @@ class BranchEnd:
 
 
 class PointSolver(Protocol):
-    """The seam to the theory: solve one pinned branch at one α (signature of
-    :func:`attnphase.theory.solve_point`, returning a :class:`~attnphase.theory.FixedPointSolution`)."""
+    """The seam to the theory: solve one branch at one α, returning a :class:`~attnphase.theory.solution.Solution`
+    (or any object with its scalar attributes: q, m, V, θ, e_t, ε_g, converged, stability, params, alpha, branch).
+    :func:`attnphase.theory.solve.point_solver` gives it for every integrator; ``nodes`` is the split rule's
+    resolution (the QMC engine ignores it: its resolution is its ``QMCConfig``)."""
 
     def __call__(self, params: ModelParams, alpha: float, branch: str, *, nodes: int | None = ...,
                  init: Any = ..., max_steps: int = ..., stability: bool = ..., rtol: float = ...) -> Any: ...
 
 
-def default_solver() -> PointSolver:
-    """:func:`attnphase.theory.solve_point`, looked up at call time (so it can be swapped in tests)."""
-    from .. import theory
-    return theory.solve_point
+QMC_POINTS, QMC_SCRAMBLES, QMC_COARSE = 1024, 4, 256
+"""Default QMC size of a followed branch, a transition or a diagram (MODEL.md §8): a fixed size (no error control
+per point: a transition solves hundreds of points); 4 scrambles give the standard errors of α_c, α_l."""
+
+
+def phase_qmc(points: int | None = None, scrambles: int | None = None):
+    """The QMC config of the continuation: :data:`QMC_POINTS` × :data:`QMC_SCRAMBLES` unless given."""
+    from ..theory.engine import QMCConfig
+    n = QMC_POINTS if points is None else int(points)
+    return QMCConfig(points=n, scrambles=QMC_SCRAMBLES if scrambles is None else int(scrambles),
+                     coarse=QMC_COARSE if n >= 4 * QMC_COARSE else 0)
+
+
+def default_solver(params: ModelParams | None = None, qmc_config=None) -> PointSolver:
+    """The one-point solve of ``params`` on the integrator :func:`attnphase.theory.solve.choose` picks ("auto":
+    the split rule at L = 2, r = r* = 1 with the paper's P, the QMC engine elsewhere, at ``qmc_config``,
+    default :func:`phase_qmc`)."""
+    from ..theory.solve import choose, point_solver
+    params = params if params is not None else ModelParams()
+    if choose(params, "auto") == "qmc" and qmc_config is None:
+        qmc_config = phase_qmc()
+    return point_solver(params, qmc_config=qmc_config)
 
 
 @dataclass
@@ -173,6 +197,9 @@ def point_state(sol) -> PointState:
     if isinstance(st, PointState):
         return st
     sigma = sol.params.sigma
+    status = getattr(sol, "status", None)
+    if isinstance(status, Status) and status in (Status.COLLAPSED, Status.NOT_SIGNIFICANT):
+        return PointState.COLLAPSED    # the engine's verdict: the pinned overlap vanished (within its noise)
     if not sol.converged:
         if math.isfinite(sol.q) and sol.q > DIVERGE_Q * sigma ** 2:
             return PointState.DIVERGED
@@ -203,12 +230,9 @@ class BranchPoint:
         return getattr(self.solution, name)
 
 
-def _unsolved(params, alpha: float, branch: str, nodes, state: PointState, why: str) -> BranchPoint:
-    from ..theory import FixedPointSolution
-    nan = float("nan")
-    sol = FixedPointSolution(float(alpha), branch, params, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
-                             False, 0, nan, why, None, None, nodes or 0)
-    return BranchPoint(sol, state)
+def unsolved_point(params, alpha: float, branch: str, nodes, state: PointState, why: str) -> BranchPoint:
+    """A point that is not solved (beyond a branch's end), with the state ``state`` and the reason ``why``."""
+    return BranchPoint(unsolved(params, alpha, branch, nodes, why), state)
 
 
 @dataclass
@@ -243,47 +267,6 @@ class Branch:
         for p in self.points:
             out[p.state.value] = out.get(p.state.value, 0) + 1
         return out
-
-
-def _vec(sol) -> np.ndarray:
-    return np.array([sol.q, sol.m, sol.V, sol.theta], float)
-
-
-def _admissible(x: np.ndarray, branch: str, sigma: float, fallback):
-    """A warm start from a predicted state ``x = (q, m, V, θ)``, or ``fallback`` when it is not admissible
-    (q, V > 0; on the semantic branch 0 < θ² < q σ²)."""
-    q, m, V, th = (float(v) for v in x)
-    if not (np.isfinite(x).all() and q > 0 and V > 0):
-        return fallback
-    if branch == "semantic":
-        if th <= 0 or th * th >= 0.999 * q * sigma ** 2:
-            return fallback
-        m = 0.0
-    elif branch == "positional":
-        if m == 0.0:
-            return fallback
-        th = 0.0
-    return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
-
-
-def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = None):
-    """Warm start at ``alpha`` from the valid points ``valid`` (in the order they were reached) and ``guide``
-    (``round(α, 9)`` → valid solution at the previous ω). None when nothing is known."""
-    last = valid[-1] if valid else None
-    g = guide.get(round(alpha, 9)) if guide else None
-    if g is not None:
-        if last is not None:
-            gl = guide.get(round(last.alpha, 9))
-            if gl is not None:
-                return _admissible(_vec(g) + _vec(last) - _vec(gl), branch, last.params.sigma, g)
-        return g
-    if last is None:
-        return None
-    if len(valid) >= 2 and valid[-2].alpha != last.alpha:
-        r = (alpha - last.alpha) / (last.alpha - valid[-2].alpha)
-        if abs(r) <= 3.0:
-            return _admissible(_vec(last) + r * (_vec(last) - _vec(valid[-2])), branch, last.params.sigma, last)
-    return last
 
 
 def _stability_crossing(a_ok: BranchPoint, a_bad: BranchPoint) -> float:
@@ -322,7 +305,7 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         raise ParameterError("min_step", "> 0", min_step)
     if not xtol > 0:
         raise ParameterError("xtol", "> 0", xtol)
-    solve = solver or default_solver()
+    solve = solver or default_solver(params)
     cfg = SolveSettings(nodes, max_steps, rtol, stability, stability_nodes)
     out = Branch(branch, params, [])
     valid: list = [p for p in (history or []) if point_state(p).valid]
@@ -351,7 +334,7 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             starts.insert(0, g)
         starts.append(None)
         if not out.points:
-            starts.append(_scaled_start(params, a, branch, 1.6))
+            starts.append(scaled_start(params, a, branch, 1.6))
         tried = []
         for st in starts:
             p = run(a, st)
@@ -378,11 +361,11 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             kind = out.end.kind if stop is None else stop.state
             if kind is PointState.NOT_CONVERGED:
                 kind = PointState.ENDED
-            out.points.append(_unsolved(params, a, branch, nodes, kind, f"beyond the branch's end near "
+            out.points.append(unsolved_point(params, a, branch, nodes, kind, f"beyond the branch's end near "
                                         f"α={out.end.alpha:.4g}: {END_REASONS[kind]}"))
         elif not valid and _later(guide, a, alphas[i + 1:]):
             deferred.append(i)
-            out.points.append(_unsolved(params, a, branch, nodes, PointState.NOT_CONVERGED,
+            out.points.append(unsolved_point(params, a, branch, nodes, PointState.NOT_CONVERGED,
                                         "deferred: the branch began later at the previous ω"))
         elif not valid:
             out.points.append(first(a))
@@ -422,6 +405,8 @@ def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSett
         return sol
     note = (f"converged at nodes={2 * n} after a stall at the nodes={n} noise floor "
             f"(residual {sol.residual:.2e}, rtol {cfg.rtol:.0e})")
+    if hasattr(s2, "with_note"):
+        return s2.with_note(note)
     return replace(s2, status=note) if is_dataclass(s2) else s2
 
 
@@ -469,7 +454,7 @@ def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL)
     for j in range(lead - 1, -1, -1):
         a = out.points[j].alpha
         if tmp.end is not None:
-            out.points[j] = _unsolved(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
+            out.points[j] = unsolved_point(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
                                       f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
             continue
         out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol)
@@ -481,10 +466,17 @@ _RANK = {PointState.OK: 0, PointState.UNSTABLE: 1, PointState.UNKNOWN: 2, PointS
          PointState.DIVERGED: 4, PointState.ENDED: 5, PointState.NOT_CONVERGED: 6}
 
 
-def _scaled_start(params, alpha, branch, scale):
-    from ..theory.solver import start_state
-    q, m, V, th = start_state(params, alpha, branch, scale)
-    return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+def scaled_start(params, alpha, branch, scale):
+    """The model's start with its overlaps scaled by ``scale`` (the split rule's own start at L = 2, r = 1; the
+    engine's model start, M and θ scaled, elsewhere)."""
+    from ..theory.routing import is_small
+    if is_small(params):
+        from ..theory.solver import start_state
+        q, m, V, th = start_state(params, alpha, branch, scale)
+        return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+    from ..theory.starts import model_start
+    x = OrderParams(*(np.asarray(b, float) for b in model_start(params, branch, alpha)))
+    return start_from(x._replace(M=scale * x.M, theta=scale * x.theta), branch)
 
 
 def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch,
@@ -606,7 +598,7 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
             return BranchPoint(t.solution, PointState.UNSTABLE if t.state in (PointState.OK, PointState.UNSTABLE)
                                else t.state)
         kind = PointState.UNSTABLE   # the saddle not solved here: the cell has the end's reason, as all beyond
-    return _unsolved(out.params, target, branch, bad.nodes, kind,
+    return unsolved_point(out.params, target, branch, bad.nodes, kind,
                      f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
 
 
@@ -681,9 +673,9 @@ def _locate_crossing(run, branch: str, valid: list, hi: BranchPoint, out: Branch
 def branch_table(branch_or_points):
     """Tidy table of a followed branch (:func:`attnphase.theory.curve_table` columns plus ``state``), sorted by
     α. Accepts a :class:`Branch` or a list of points / solutions."""
-    from ..theory import curve_table
+    from ..theory.solution import solution_table
     pts = list(branch_or_points)
     sols = [p.solution if isinstance(p, BranchPoint) else p for p in pts]
-    df = curve_table(sols)
+    df = solution_table(sols)
     df["state"] = [point_state(p).value for p in pts]
     return df.sort_values("alpha").reset_index(drop=True)

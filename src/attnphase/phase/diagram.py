@@ -18,7 +18,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .continuation import MAX_STEPS, PointSolver, default_solver, follow_branch
-from .transition import DIAGRAM_NODES, _reasons, _refine, _tables
+from .refine import refine_lines
+from .result import reasons
+from .transition import DIAGRAM_NODES, tables
 
 DEFAULT_OMEGAS = tuple(np.round(np.linspace(0.02, 0.5, 40), 6))
 """The paper's ω range at ≥ 40 values."""
@@ -57,7 +59,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
                   progress: Callable[[float, str, int, int], None] | None = None, refine: bool = False,
                   xtol: float = 1e-3, max_steps: int = MAX_STEPS, min_step: float | None = None,
                   reuse: dict[float, dict[str, object]] | None = None, solver: PointSolver | None = None,
-                  workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN):
+                  workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN,
+                  qmc_config: Any = None):
     """Tidy (α, ω) phase diagram.
 
     Returns ``(grid, lines)``: ``grid`` one row per (ω, α) (:data:`GRID_COLUMNS`; ``state_sem``/``state_pos``
@@ -74,6 +77,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     needs the usual ``if __name__ == "__main__":`` guard.
     ``stability_margin``: see :func:`~.continuation.follow_branch` (None: the growth factor at every point).
     ``progress(ω, branch, done, total)``: per α in this process, per finished column with workers.
+    ``qmc_config``: the QMC engine's size where the model is not the split rule's (default
+    :func:`~.continuation.phase_qmc`); the default ``solver`` is :func:`~.continuation.default_solver`.
     """
     import pandas as pd
 
@@ -89,6 +94,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     if not (isinstance(workers, int) and workers >= 1):
         raise ParameterError("workers", "an integer >= 1", workers)
     workers = min(workers, len(omegas))
+    if solver is None and qmc_config is not None:
+        solver = default_solver(params, qmc_config)
     cfg = _Settings(params, tuple(float(a) for a in grid_a), nodes, bool(refine), xtol, max_steps,
                     0.25 * float(np.min(np.diff(grid_a))) if min_step is None else min_step,
                     solver, stability_margin)
@@ -167,7 +174,7 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
 
     grid_a = np.array(cfg.grid_a)
     p = cfg.params.replace(omega=w)
-    solver = _Counting(cfg.solver or default_solver())
+    solver = _Counting(cfg.solver or default_solver(p))
     branches = {}
     for b in ("semantic", "positional"):
         order = list(grid_a[::-1]) if b == "semantic" else list(grid_a)
@@ -183,14 +190,14 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
                                     saddles=False, stability_margin=cfg.stability_margin)
     new_guides = {b: {round(x.alpha, 9): x.solution for x in branches[b].valid()} for b in branches}
     el = float(_eps_lin(p))
-    sem, pos, g, a_c, a_l = _tables(branches, el)
+    sem, pos, g, a_c, a_l = tables(branches, el)
     g = g[g["alpha"].round(9).isin(np.round(grid_a, 9))]
     lo, hi = float(grid_a[0]), float(grid_a[-1])
     if cfg.refine and (a_c is not None or a_l is not None):
         step = min(0.25 * float(np.min(np.diff(grid_a))), max(0.005, 20 * cfg.xtol))
-        a_c, a_l, _, _ = _refine(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
+        a_c, a_l, _, _ = refine_lines(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
                                  solver)
-    c_bound, c_reason, l_bound, l_reason = _reasons(g, branches, a_c, a_l, lo, hi, lo, hi)
+    c_bound, c_reason, l_bound, l_reason = reasons(g, branches, a_c, a_l, lo, hi, lo, hi)
     g = g.merge(sem[["alpha", "state"]].rename(columns={"state": "state_sem"}), on="alpha", how="left")
     g = g.merge(pos[["alpha", "state"]].rename(columns={"state": "state_pos"}), on="alpha", how="left")
     g.insert(0, "omega", w)

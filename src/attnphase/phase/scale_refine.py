@@ -23,6 +23,7 @@ import numpy as np
 from ..model import ModelParams
 from ..theory.solver import nodes_for_scale, resolution_note
 from .continuation import MAX_STEPS, Branch, PointSolver, PointState, follow_branch, point_state
+from .refine import Refiner
 from .roots import Unrefinable, local_root
 
 SCALE_WINDOW = 0.05
@@ -229,7 +230,6 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
        (``crossing``).
     3. α_l on the semantic ε_g − ε_lin at that order, from α_c up (α_c itself where ε_g^sem < ε_lin there).
     """
-    from .transition import _Refiner
 
     out = ScaleRefinement(nodes, float(q), float(alpha_c), alpha_c_kind, alpha_l)
     coarse = branches["semantic"].valid()
@@ -247,7 +247,7 @@ def scale_refine(params: ModelParams, branches: dict, alpha_c: float, alpha_c_ki
     known = {"semantic": [p for p in coarse if p.alpha > top],
              comp: [p for p in branches["positional"].valid()] if comp == "positional" else []}
     solver = _warm_fine(solver)
-    R = _Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
+    R = Refiner(params, known, nodes, log, solver, dict(semantic=(PointState.OK,), **{comp: comp_ok}),
                  stability=(comp,), rtol=SCALE_RTOL, retry={comp: SCALE_RETRY_STEPS},
                  rtols={comp: SCALE_COMPETITOR_RTOL})
     if competitor_q is not None and math.isfinite(competitor_q) and nodes_for_scale(competitor_q) > nodes:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..model import ModelParams
+from ..theory.state import OrderParams
 from .continuation import overlap_key, point_state
 
 MIXED_TOL = 1e-3
@@ -217,18 +218,38 @@ def fixed_point_kind(sol, sigma: float) -> str:
     return "mixed" if has_m and has_t else "semantic" if has_t else "positional" if has_m else "uninformative"
 
 
+def _err(sol, name: str) -> float:
+    """The standard error of ``name`` where the solver gives one (QMC), else NaN."""
+    f = getattr(sol, "error", None)
+    return float(f(name)) if callable(f) else math.nan
+
+
 def _entry(alpha, kind, sol, stable, source) -> dict[str, Any]:
+    se = getattr(sol, "stability_err", None)
     return dict(alpha=float(alpha), kind=kind, e_t=float(sol.e_t), eps_g=float(sol.eps_g), q=float(sol.q),
                 m=abs(float(sol.m)), theta=abs(float(sol.theta)), V=float(sol.V), stable=bool(stable),
-                stability=float("nan") if sol.stability is None else float(sol.stability), source=source)
+                stability=float("nan") if sol.stability is None else float(sol.stability), source=source,
+                e_t_err=_err(sol, "e_t"), eps_g_err=_err(sol, "eps_g"),
+                stability_err=math.nan if se is None else float(se))
 
 
 def _kicked(sol, sigma: float, direction: str):
-    """The point ``sol`` pushed along m, θ or both by ``SADDLE_KICK`` of its scale (a start for a free solve)."""
+    """The point ``sol`` pushed along m, θ or both by ``SADDLE_KICK`` of its scale (a start for a free solve);
+    on its state where it has one (any L, r: M along its first student direction, spread over the k encodings;
+    θ on the first teacher direction)."""
     q = max(float(sol.q), 1e-12)
     m = abs(float(sol.m)) + (SADDLE_KICK * math.sqrt(q) if direction in ("m", "both") else 0.0)
     th = abs(float(sol.theta)) + (SADDLE_KICK * sigma * math.sqrt(q) if direction in ("theta", "both") else 0.0)
-    return SimpleNamespace(q=q + (m - abs(float(sol.m))) ** 2, m=m, V=float(sol.V), theta=th)
+    out = SimpleNamespace(q=q + (m - abs(float(sol.m))) ** 2, m=m, V=float(sol.V), theta=th)
+    x = getattr(sol, "x", None)
+    if isinstance(x, OrderParams) and np.isfinite(np.asarray(x.q, float)).all() and np.size(x.M) > 1:
+        qm, M, T, V = (np.array(b, float) for b in x)
+        dm, dt = m - abs(float(sol.m)), th - abs(float(sol.theta))
+        M[0] += dm / math.sqrt(M.shape[1])
+        T[0, 0] += dt
+        qm[0, 0] += dm * dm
+        out.x = OrderParams(qm, M, T, V)
+    return out
 
 
 def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4, solver=None,
@@ -243,14 +264,17 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
     along its unstable direction and from the uninformative point pushed along m and θ: a damped iteration
     converges only to attracting fixed points, so what it finds is stable; it is classified by its overlaps
     (:func:`fixed_point_kind`) — a *mixed* point, or a pure one the pinned continuation missed.
-    Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source.
+    At r ≥ 2 the free iteration is also started from every valid pinned point pushed along the other overlap:
+    the mixed (free) points of a rank-2 student can be the global minimum next to two stable pinned points.
+    Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source and the standard
+    errors e_t_err, eps_g_err, stability_err (NaN without per-point errors).
     ``stability_nodes``: the rule of the uninformative point's growth factor (None: the solver's default).
     """
     import pandas as pd
 
     from .continuation import CURVE_RTOL, default_solver
 
-    solve = solver or default_solver()
+    solve = solver or default_solver(params)
     sigma = params.sigma
     at = {b: {round(p.alpha, 9): p for p in list(br) + list(br.extra)} for b, br in branches.items()}
     rows: list[dict[str, Any]] = []
@@ -287,6 +311,14 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
             starts = [(_kicked(p, sigma, d), f"free from the {p.branch} saddle + {d}") for p, d in saddles]
             if uni is not None and uni.converged and not (uni.stability is not None and uni.stability <= 1.0):
                 starts.append((_kicked(uni, sigma, "both"), "free from the uninformative point + m, θ"))
+        else:
+            starts = []
+        if params.r >= 2:     # a rank-2 student's mixed point can lie below two stable pinned points
+            for b, d in (("semantic", "m"), ("positional", "theta")):
+                p = at[b].get(round(a, 9))
+                if p is not None and point_state(p).valid:
+                    starts.append((_kicked(p, sigma, d), f"free from the {b} point + {d}"))
+        if starts:
             for start, src in starts:
                 f = solve(params, a, "free", nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=False,
                           rtol=CURVE_RTOL)
@@ -295,7 +327,8 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
         rows.extend(here)
     if progress and alphas:
         progress("fixed points", len(alphas), len(alphas))
-    cols = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]
+    cols = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source", "e_t_err",
+            "eps_g_err", "stability_err"]
     return pd.DataFrame(rows, columns=cols)
 
 

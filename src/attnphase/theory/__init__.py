@@ -2,8 +2,10 @@
 
 from .observables import eps_lin
 from .quadrature import ProductRule
+from .solution import Solution
+from .solve import choose, point_solver, solve
 from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, make_rule, solve_point
 from .switching import SplitRule
 
-__all__ = ["solve_point", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
+__all__ = ["solve", "choose", "point_solver", "Solution", "solve_point", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
            "DEFAULT_NODES", "make_rule", "SplitRule", "ProductRule"]
