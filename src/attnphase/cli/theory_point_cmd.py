@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import ParameterError
+from ..errors import NotConvergedError, ParameterError
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
     console, emit_json, model_params, parse_linspace, parse_list, parse_matrix, print_table, with_stamp, write_atomic
 from ..theory.routing import choose_integrator
@@ -226,6 +226,9 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                       f"{st['growth_err']:.2g}" + (f" ({st['reason']})" if st["reason"] else "") + "[/yellow]")
     if how != "qmc" and d.get("resolution_note"):
         console.print(f"[yellow]note: {d['resolution_note']}[/yellow]")
+    if not converged and not (verdict is not None and verdict["on_pinned"]):
+        # exit 3 (cli.main) after the result and its status are printed: a point is asked for converged
+        raise NotConvergedError(f"theory point ({branch}, α={alpha:g}): {status}")
 
 
 @theory_app.command("curve")
