@@ -198,8 +198,8 @@ def test_simulate_semantic_start_against_the_papers_gd_runs(eps_lin_mc):
     """`simulate` (L-BFGS, d = 60, α = 2, semantic start): θ/σ² near the paper's GD mean at d = 1000 (0.634 ± 0.026
     over instances). At d = 60 the minimiser sits lower (measured 0.481 for seeds 0, 1: finite-size shift and
     spread ~0.1), so the window is ± 0.25 — a positional or random start (θ/σ² ≈ 0.03) is far outside it; m ≈ 0;
-    ε_g between the paper's d = 1000 semantic and positional values; its ε_lin equals the Monte Carlo of
-    MODEL.md §5."""
+    ε_g between the paper's d = 1000 semantic and positional values; its ε_lin is near the Monte Carlo
+    of MODEL.md §5."""
     d = cli_json("simulate", "--alpha", "2", "--d", "60", "--init", "semantic", "--optimizer", "lbfgs",
                  "--instances", "2", "--test-samples", "2000")
     ref = gd_row(2.0, True)
@@ -210,8 +210,8 @@ def test_simulate_semantic_start_against_the_papers_gd_runs(eps_lin_mc):
     # the positional one (0.00349), where a positional or random start would land
     pos = gd_row(2.0, False).attention_gen_error_mean
     assert ref.attention_gen_error_mean < float(np.mean(d["eps_g"])) < 0.5 * (ref.attention_gen_error_mean + pos)
-    v, se = eps_lin_mc
-    assert abs(d["eps_lin"] - v) < max(3 * se, 3e-3 * v)
+    # ε_lin per instance at the finite teacher's ρ = σ²‖Q*‖²/d (±18 % at d = 60): near the Monte Carlo value
+    assert abs(float(np.mean(d["eps_lin"])) - eps_lin_mc[0]) < 0.3 * eps_lin_mc[0], d["eps_lin"]
 
 
 def test_baseline_against_an_independent_monte_carlo(eps_lin_mc):
