@@ -46,7 +46,8 @@ MODULES: dict[str, dict] = {
     "theory/prior.py": dict(tests=THEORY_CORE),
     "theory/channel.py": dict(tests=THEORY_CORE + ["tests/theory/test_theory.py::test_stein_equals_derivative_forms"]),
     "theory/prox.py": dict(tests=["tests/theory/test_theory.py::test_prox_stationary_and_global",
-                                  "tests/theory/test_theory.py::test_loss_gradient_and_hessian_against_finite_differences",
+                                  "tests/theory/test_theory.py::"
+                                  "test_loss_gradient_and_hessian_against_finite_differences",
                                   *THEORY_CORE]),
     "theory/observables.py": dict(tests=THEORY_CORE),
     "baseline.py": dict(tests=["tests/test_real_runs.py::test_baseline_against_an_independent_monte_carlo",

@@ -23,7 +23,7 @@ def test_baseline_kind_matches_spec_value(tmp_path):
     sw = _sweep(tmp_path, '[[task]]\nkind = "baseline"\ngrid = { omega = [0.3] }\n')
     assert run_sweep(sw)["done"] == 1
     df = frame(sw)
-    assert abs(df.eps_lin.iloc[0] - 0.0019714) < 2e-6      # MODEL.md §5, verified value
+    assert abs(df.eps_lin.iloc[0] - 0.0019714) < 2e-6      # regression pin of baseline.eps_lin (MODEL.md §5)
 
 
 SIM = """
