@@ -226,8 +226,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                       f"{st['growth_err']:.2g}" + (f" ({st['reason']})" if st["reason"] else "") + "[/yellow]")
     if how != "qmc" and d.get("resolution_note"):
         console.print(f"[yellow]note: {d['resolution_note']}[/yellow]")
-    if not converged and not (verdict is not None and verdict["on_pinned"]):
-        # exit 3 (cli.main) after the result and its status are printed: a point is asked for converged
+    # exit 3 (cli.main) after the result and its status are printed, where the solver failed; a branch that
+    # collapsed onto the uninformative point (or q = 0) and a free iteration on a pinned branch are results
+    settled = zero or (verdict is not None and verdict["on_pinned"]) or (how == "qmc" and g.status.value == "collapsed")
+    if not converged and not settled:
         raise NotConvergedError(f"theory point ({branch}, α={alpha:g}): {status}")
 
 
