@@ -45,7 +45,7 @@ MODULES: dict[str, dict] = {
     "theory/prior.py": dict(checks=THEORY_CORE),
     "theory/observables.py": dict(checks=THEORY_CORE),
     "baseline.py": dict(checks=("baseline", "baseline_unit")),
-    "theory/channel.py": dict(checks=THEORY_CORE + ("stein",)),
+    "theory/channel.py": dict(checks=THEORY_CORE + ("stein", "split_map")),
     "theory/solver.py": dict(checks=("growth",), functions=("growth", "stability", "_attracts")),
     "theory/finite_size.py": dict(checks=("finite_size",), jitted=True),
     "theory/prox.py": dict(checks=("prox",) + THEORY_CORE, jitted=True),
@@ -120,6 +120,7 @@ def checks() -> dict:
     import test_baseline as B
     import test_finite_size as F
     import test_real_runs as R
+    import test_split_map as SM
     import test_stability_general as SGT
     import test_starts as ST
     import test_theory as T
@@ -146,11 +147,14 @@ def checks() -> dict:
         "full_map": lambda tmp: T.test_pinned_branches_are_fixed_points_of_full_map(branches()),
         "small_alpha": lambda tmp: T.test_small_alpha_limit(),
         "stein": lambda tmp: T.test_stein_equals_derivative_forms(),
+        "split_map": lambda tmp: [SM.test_compiled_map_equals_reference_map(ModelParams(), a, x) for a, x in
+                                  ((1.5, (0.08, 0.1, 11.0, 0.08)), (1.25, (0.114, 0.0, 12.3, 0.159)))],
         "prox": lambda tmp: run(T.test_prox_stationary_and_global,
                                 T.test_loss_gradient_and_hessian_against_finite_differences),
         "baseline": lambda tmp: R.test_baseline_against_an_independent_monte_carlo(R.eps_lin_monte_carlo()),
         "baseline_unit": lambda tmp: run(B.test_eps_lin_paper_value, B.test_eps_lin_quadrature_converged_and_mc_agrees,
-                                         B.test_eps_lin_limits, B.test_fit_linear_solves_normal_equations),
+                                         B.test_eps_lin_limits, B.test_fit_linear_solves_normal_equations,
+                                         B.test_finite_d_baseline_approaches_eps_lin),
         "growth": lambda tmp: (T.test_stability_reported_and_semantic_branch_stable_at_alpha2(branches()),
                                T.test_growth_factor_does_not_depend_on_the_difference_step()),
         "finite_size": lambda tmp: (
@@ -183,7 +187,8 @@ def clear_caches() -> None:
 
 def install(module_name: str, source: str, site: Site, names) -> list:
     """Compile the top-level function that holds ``site`` with the mutation, in its module's namespace, and put it
-    in place of the original everywhere in attnphase; returns the (module, attribute, original) to restore."""
+    in place of the original in every attnphase and test module; returns the (module, attribute, original) to
+    restore."""
     import importlib
     mod = importlib.import_module(module_name)
     tree = ast.parse(source)
@@ -200,8 +205,8 @@ def install(module_name: str, source: str, site: Site, names) -> list:
     exec(compile(ast.Module(body=[fn], type_ignores=[]), mod.__file__, "exec"), mod.__dict__, local)
     original, mutant = getattr(mod, fn.name), local[fn.name]
     saved = []
-    for name, m in list(sys.modules.items()):
-        if name.startswith("attnphase") and m is not None:
+    for name, m in list(sys.modules.items()):       # the package and the test modules (they import by name)
+        if m is not None and (name.startswith("attnphase") or name.startswith("test_")):
             for attr, val in list(vars(m).items()):
                 if val is original:
                     saved.append((m, attr, val))

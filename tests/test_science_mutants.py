@@ -62,7 +62,7 @@ def apply(monkeypatch, module, name: str, old: str, new: str) -> None:
     local: dict = {}
     exec(compile(src.replace(old, new), inspect.getsourcefile(original), "exec"), module.__dict__, local)
     mutant = local[name]
-    for mod in [m for k, m in sys.modules.items() if k.startswith("attnphase") and m is not None]:
+    for mod in [m for k, m in sys.modules.items() if m is not None and k.startswith(("attnphase", "test_"))]:
         for attr, val in list(vars(mod).items()):
             if val is original:
                 monkeypatch.setattr(mod, attr, mutant)
