@@ -193,8 +193,13 @@ def install(module_name: str, source: str, site: Site, names) -> list:
     mod = importlib.import_module(module_name)
     tree = ast.parse(source)
     node = {s.index: n for s, n in _sites_in(tree, source, site.module, names)}[site.index]
-    fn = next(f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and f.lineno <= node.lineno <= f.end_lineno)
+    top = next(f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+               and f.lineno <= node.lineno <= f.end_lineno)
+    owner, fn = mod, top
+    if isinstance(top, ast.ClassDef):           # a method: replaced on its class
+        owner = getattr(mod, top.name)
+        fn = next(f for f in top.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and f.lineno <= node.lineno <= f.end_lineno)
     if site.kind == "flip":
         node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
     elif site.kind == "scale":
@@ -203,7 +208,10 @@ def install(module_name: str, source: str, site: Site, names) -> list:
         node.ops = [SWAP[type(node.ops[0])]()]
     local: dict = {}
     exec(compile(ast.Module(body=[fn], type_ignores=[]), mod.__file__, "exec"), mod.__dict__, local)
-    original, mutant = getattr(mod, fn.name), local[fn.name]
+    original, mutant = vars(owner)[fn.name], local[fn.name]
+    if owner is not mod:
+        setattr(owner, fn.name, mutant)
+        return [(owner, fn.name, original)]
     saved = []
     for name, m in list(sys.modules.items()):       # the package and the test modules (they import by name)
         if m is not None and (name.startswith("attnphase") or name.startswith("test_")):
