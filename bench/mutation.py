@@ -46,7 +46,7 @@ MODULES: dict[str, dict] = {
     "theory/observables.py": dict(checks=THEORY_CORE),
     "baseline.py": dict(checks=("baseline", "baseline_unit")),
     "theory/channel.py": dict(checks=THEORY_CORE + ("stein", "split_map")),
-    "theory/solver.py": dict(checks=("growth",), functions=("growth", "stability", "_attracts")),
+    "theory/solver.py": dict(checks=("growth", "snap"), functions=("growth", "stability", "_attracts")),
     "theory/finite_size.py": dict(checks=("finite_size",), jitted=True),
     "theory/prox.py": dict(checks=("prox",) + THEORY_CORE, jitted=True),
     "theory/stability_general.py": dict(checks=("stability_general",)),
@@ -118,6 +118,7 @@ def checks() -> dict:
     for d in (ROOT / "tests", ROOT / "tests" / "theory"):
         sys.path.insert(0, str(d))
     import test_baseline as B
+    import test_collapse_snap as CS
     import test_finite_size as F
     import test_real_runs as R
     import test_split_map as SM
@@ -147,6 +148,7 @@ def checks() -> dict:
         "full_map": lambda tmp: T.test_pinned_branches_are_fixed_points_of_full_map(branches()),
         "small_alpha": lambda tmp: T.test_small_alpha_limit(),
         "stein": lambda tmp: T.test_stein_equals_derivative_forms(),
+        "snap": lambda tmp: CS.test_the_snap_needs_an_attracting_zero(),
         "split_map": lambda tmp: [SM.test_compiled_map_equals_reference_map(ModelParams(), a, x) for a, x in
                                   ((1.5, (0.08, 0.1, 11.0, 0.08)), (1.25, (0.114, 0.0, 12.3, 0.159)))],
         "prox": lambda tmp: run(T.test_prox_stationary_and_global,
