@@ -120,6 +120,7 @@ def checks() -> dict:
     import test_baseline as B
     import test_collapse_snap as CS
     import test_finite_size as F
+    import test_finite_size_independent as FI
     import test_real_runs as R
     import test_split_map as SM
     import test_stability_general as SGT
@@ -162,7 +163,8 @@ def checks() -> dict:
         "finite_size": lambda tmp: (
             [F.test_eps_g_coefficient_equals_an_explicit_student_at_dimension_d(c) for c in sorted(F.CASES)],
             F.test_passthrough_is_the_eps_g_term_only_without_positional_overlap(),
-            F.test_e_t_term_is_alpha_times_the_training_passthrough()),
+            F.test_e_t_term_is_alpha_times_the_training_passthrough(),
+            FI.test_passthrough_equals_the_split_rules_prox(0.1148, 0.0, 0.1582, 12.67)),
         "stability_general": lambda tmp: _stability_general(SGT, positional()),
         "engine_map": lambda tmp: ST.test_engine_from_default_start_equals_split_rule_off_defaults(
             "positional", [(0.3, 0.01, 2.0), (0.5, 0.1, 3.0)]),
