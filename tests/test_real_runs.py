@@ -14,7 +14,8 @@ Independent values used here (each assertion names its source):
   study in :func:`test_theory_transition_default_lambda_pins_the_lines`).
 
 A broken wiring between a command and the library (an option dropped, swapped or defaulted) moves these
-numbers far outside their tolerances; docs/benchmarks.md ("Mutation score") records one deliberate break.
+numbers far outside their tolerances; docs/benchmarks.md ("Tests that catch a wrong answer") records one
+deliberate break.
 """
 from __future__ import annotations
 
