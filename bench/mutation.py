@@ -310,8 +310,8 @@ def cmd_report(args) -> None:
     explained = {}
     if args.explained and Path(args.explained).exists():
         explained = json.loads(Path(args.explained).read_text())
-    print("| module | sites | sampled | killed | timeout | survived | explained | score |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| module | sites | sampled | killed | timeout | survived | explained | killed by the checks | score |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for module in MODULES:
         rs = [r for r in recs if r["module"] == module and not r.get("baseline")]
         if not rs:
@@ -321,7 +321,12 @@ def cmd_report(args) -> None:
         surv = [r for r in rs if r["outcome"] == "survived"]
         e = sum(f"{module}:{r['index']}" in explained for r in surv)
         score = (k + t + e) / len(rs)
-        print(f"| {module} | {rs[0]['sites']} | {len(rs)} | {k} | {t} | {len(surv)} | {e} | {score:.0%} |")
+        print(f"| {module} | {rs[0]['sites']} | {len(rs)} | {k} | {t} | {len(surv)} | {e} | {(k + t) / len(rs):.0%} "
+              f"| {score:.0%} |")
+    n = [r for r in recs if not r.get("baseline")]
+    k = sum(r["outcome"] != "survived" for r in n)
+    e = sum(f"{r['module']}:{r['index']}" in explained for r in n if r["outcome"] == "survived")
+    print(f"| all | | {len(n)} | | | | {e} | {k / len(n):.0%} | {(k + e) / len(n):.0%} |")
     print()
     for r in recs:
         if r.get("outcome") == "survived" and not r.get("baseline"):
