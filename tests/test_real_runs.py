@@ -111,7 +111,8 @@ def test_theory_point_positional_alpha2_against_the_paper_table():
 
 
 def test_theory_curve_semantic_against_the_paper_table(tmp_path):
-    """`theory curve` writes the semantic branch at α ∈ {1.5, 2}: θ, q, e_t within 3 % of the paper's table."""
+    """`theory curve` writes the semantic branch at α ∈ {1.5, 2}: θ, q, e_t, ε_g within 3 % of the paper's table
+    (measured: ε_g +0.5 %, +1.7 %; a sign slip in the teacher's softmax used by ε_g alone gave +62 %)."""
     out = tmp_path / "c.csv"
     code, _, err = cli("theory", "curve", "--alphas", "1.5:2:2", "--omega", "0.3", "--branch", "semantic",
                        "--out", str(out))
@@ -120,8 +121,8 @@ def test_theory_curve_semantic_against_the_paper_table(tmp_path):
     assert len(df) == 2 and df.converged.all()
     for _, row in df.iterrows():
         ref = table_row(SEM, row.alpha)
-        for k in ("theta", "q", "e_t"):
-            assert abs(row[k] - ref[k]) < 0.03 * abs(ref[k]), (row.alpha, k, row[k], ref[k])
+        for k in ("theta", "q", "e_t", "eps_g"):      # ε_g: the split map's fixed point does not check the
+            assert abs(row[k] - ref[k]) < 0.03 * abs(ref[k]), (row.alpha, k, row[k], ref[k])   # ε_g integrand
         assert abs(row["m"]) < 1e-12                                                  # the pinned branch
 
 
