@@ -166,8 +166,11 @@ def checks() -> dict:
             F.test_e_t_term_is_alpha_times_the_training_passthrough(),
             FI.test_passthrough_equals_the_split_rules_prox(0.1148, 0.0, 0.1582, 12.67)),
         "stability_general": lambda tmp: _stability_general(SGT, positional()),
-        "engine_map": lambda tmp: ST.test_engine_from_default_start_equals_split_rule_off_defaults(
-            "positional", [(0.3, 0.01, 2.0), (0.5, 0.1, 3.0)]),
+        "engine_map": lambda tmp: (
+            ST.test_engine_from_default_start_equals_split_rule_off_defaults(
+                "positional", [(0.3, 0.01, 2.0), (0.5, 0.1, 3.0)]),
+            ST.test_engine_from_default_start_equals_split_rule_off_defaults(
+                "semantic", [(1.0, 0.01, 2.0), (0.5, 0.001, 2.0)])),
     }
 
 
