@@ -5,7 +5,7 @@ test, never results. (They used to be read from the shared reference tables; tes
 import numpy as np
 import pandas as pd
 
-EPS_LIN_03 = 0.0019714  # MODEL.md §5 (verified value), stand-in input
+EPS_LIN_03 = 0.0019714  # stand-in input: baseline.eps_lin at ω = 0.3 (MODEL.md §5)
 
 
 def stand_in(branch: str) -> pd.DataFrame:

@@ -8,23 +8,23 @@ more than half the limit is in use, so the count stays bounded whatever the orde
 The suite runs in several worker processes (pytest-xdist, ``addopts`` in pyproject.toml); each worker keeps
 its own persistent compilation cache (``DIR-gw0``, ``DIR-gw1``, … beside the configured ``DIR``, see
 ``_worker_cache.py``), set through the environment so that subprocesses started by tests use it too. A serial
-run (``-n 0``) keeps ``DIR`` itself.
+run (``-n 0``) keeps ``DIR`` itself. ``DIR`` is the cache the environment names, else a folder of the system's
+temporary directory (``_worker_cache.suite_cache_base``): a test run never writes under the home folder.
 """
 from __future__ import annotations
 
 import os
 
 import pytest
-from _worker_cache import worker_cache_dir
+from _worker_cache import suite_cache_base, worker_cache_dir
 
 from attnphase.compiled_programs import release_if_crowded
-from attnphase.xla_cache import CACHE_ENV, cache_setting
+from attnphase.xla_cache import CACHE_ENV
 
 
 def pytest_configure(config):
-    path = worker_cache_dir(cache_setting(), os.environ.get("PYTEST_XDIST_WORKER"))
-    if path is not None:
-        os.environ[CACHE_ENV] = path
+    path = worker_cache_dir(suite_cache_base(cache_env=CACHE_ENV), os.environ.get("PYTEST_XDIST_WORKER"))
+    os.environ[CACHE_ENV] = "off" if path is None else path
 
 
 @pytest.fixture(autouse=True, scope="module")

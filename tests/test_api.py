@@ -37,7 +37,7 @@ def test_simulate_api_frame_and_provenance_match_library():
 
 def test_baseline_and_solve_results():
     b = attnphase.baseline(omega=0.3)
-    assert abs(b.eps_lin - 0.0019714) < 1e-6              # MODEL.md §5 (verified value)
+    assert abs(b.eps_lin - 0.0019714) < 1e-6              # regression pin of baseline.eps_lin (MODEL.md §5)
     assert b.to_frame().eps_lin.iloc[0] == b.eps_lin and b.provenance["integrator"]["nodes"] == 80
     s = attnphase.solve(2.0, "semantic", omega=0.3, nodes=4)
     assert s.converged and s.to_frame().q.iloc[0] == s.q

@@ -32,7 +32,7 @@ def test_simulate_table_and_baseline():
             "--optimizer", "lbfgs")
     assert p.returncode == 0, p.stderr
     assert "eps_g" in p.stdout or "e_t" in p.stdout
-    b = run("baseline", "--json")
+    b = run("baseline", "--json")      # 0.0019714: regression pin of baseline.eps_lin (MODEL.md §5)
     assert b.returncode == 0 and abs(json.loads(b.stdout)["eps_lin"] - 0.0019714) < 1e-6
 
 

@@ -151,7 +151,6 @@ def test_overlay_of_a_real_sweep(tmp_path):
     difference of the two inits' mean e_t (the sign convention of the theory panel, e_t^sem − e_t^pos, and the
     opposite of empirical_diagram.cell_table's), the semantic start clearly lower at α = 2 (|Δ| ~ 1e-3; at
     α = 0.4 the difference is ~5e-5, within the noise of 2 instances at d = 50, so its sign is not asserted)."""
-    pytest.importorskip("attnphase.simulate")
     from typer.testing import CliRunner
 
     from attnphase.cli import _register, app

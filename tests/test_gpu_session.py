@@ -165,12 +165,15 @@ def test_outer_limit_stops_the_running_part(tmp_path):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "=== batch:" not in (log.read_text() if log.exists() else ""):
         time.sleep(0.2)
-    time.sleep(1.0)                                       # the part's python is running
     marker = "bench/bench_engine.py --parts batch"
+    while time.monotonic() < deadline and not _processes_with(marker, root):   # the event: the part's python runs
+        time.sleep(0.05)
     assert _processes_with(marker, root), "the part did not start"
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=60)
-    time.sleep(1.0)
+    gone = time.monotonic() + 30                          # the event: every process of the part has exited
+    while time.monotonic() < gone and _processes_with(marker, root):
+        time.sleep(0.05)
     assert not _processes_with(marker, root), "a process of the stopped part outlived the script"
     assert "=== stopped by a signal" in log.read_text()
 

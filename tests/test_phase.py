@@ -76,7 +76,6 @@ def test_stand_in_tables_cross_where_built():
 def test_alpha_c_is_the_crossing_of_computed_curves():
     """Real theory (coarse resolution, ~10-20 s): the α_c read off two computed e_t curves is where solving
     both branches again gives equal training losses."""
-    pytest.importorskip("attnphase.theory")
     from attnphase.model import ModelParams
     from attnphase.phase import branch_table, follow_branch
     from attnphase.theory import solve_point
@@ -98,7 +97,6 @@ def test_alpha_c_is_the_crossing_of_computed_curves():
 
 @pytest.mark.slow
 def test_transition_real_theory_omega03():
-    pytest.importorskip("attnphase.theory")
     from attnphase.model import ModelParams
     from attnphase.phase import transition
     r = transition(ModelParams(omega=0.3), alphas=np.round(np.arange(0.8, 2.01, 0.1), 6), curve_nodes=4,
@@ -122,7 +120,6 @@ def test_transition_real_theory_omega03():
 
 @pytest.mark.slow
 def test_phase_diagram_alpha_c_increases_real_theory():
-    pytest.importorskip("attnphase.theory")
     from attnphase.model import ModelParams
     from attnphase.phase import phase_diagram
     grid, lines = phase_diagram(ModelParams(), [0.2, 0.3, 0.35], np.round(np.arange(0.8, 1.81, 0.2), 6))

@@ -125,7 +125,7 @@ def test_phase_diagram_alpha_c_increases_with_omega_and_uses_the_previous_omega(
     assert row["global_branch"] == "positional" and row["delta_e_t"] > 0
     assert not (grid[["state_sem", "state_pos"]] == "not converged").any().any()
     # later ω are warm-started from the previous ω (guide): cold starts only at the first ω
-    assert all(c["init"] is not None for c in calls if c["alpha"] > 0.8 and c is not calls[0]) or True
+    assert all(c["init"] is not None for c in calls if c["alpha"] > 0.8 and c is not calls[0])
     cold = [c for c in calls if c["init"] is None]
     assert len(cold) == 2  # first α of each branch at the first ω (the model's start)
 
@@ -185,7 +185,6 @@ def test_spinodal_collapse_extrapolates_overlap_squared():
 def test_a_cell_is_not_converged_only_when_the_solver_fails():
     """Real theory: a solver that cannot converge (max_steps=1) gives "not converged" cells; the same grid
     with the default settings gives none (cells beyond a branch's end carry the end's kind)."""
-    pytest.importorskip("attnphase.theory")
     grid, _ = phase_diagram(ModelParams(), [0.3], [1.0, 1.4], max_steps=1)
     assert (grid[["state_sem", "state_pos"]] == "not converged").all().all()
     grid, lines = phase_diagram(ModelParams(), [0.1], [0.4, 0.5, 1.4])
@@ -196,7 +195,6 @@ def test_a_cell_is_not_converged_only_when_the_solver_fails():
 def test_alpha_l_at_omega_01_is_where_the_semantic_eps_g_crosses_eps_lin():
     """Real theory (issue 9: `transition --omega 0.1` gave α_l = None): α_l is found, and the semantic
     branch's ε_g is above ε_lin just below it and below just above it."""
-    pytest.importorskip("attnphase.theory")
     from attnphase.theory import solve_point
     p = ModelParams(omega=0.1)
     r = transition(p, alphas=np.round(np.arange(0.7, 1.01, 0.1), 6), mixed_alphas=[], nodes=4)
@@ -292,7 +290,6 @@ def test_a_stall_at_the_noise_floor_is_no_branch_end():
     """Real theory, the 40 × 40 diagram's false end: at ω = 0.1185 the positional solve at α = 0.7 stalls with
     its residual at ~2e-5 (the nodes = 4 floor, rtol 1e-5) from any start; it is no fold — at nodes = 8 it
     converges, and the point is valid (its status says how it was obtained)."""
-    pytest.importorskip("attnphase.theory")
     br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
     assert br[1].nodes == 8 and "stall" in br[1].note and br[1].converged
@@ -344,7 +341,6 @@ def test_semantic_end_at_omega_0377_is_unstable_real_theory():
     the factor by a finite difference of size 1e-2·√q at nodes 4 and 8 (smooth: 0.990/0.997 at α = 0.9775,
     1.029/1.017 at 0.975); the solver's own factor (size 1e-4·√q, nodes 4) scatters by ~0.03 with spikes
     (6.45 at 0.975) there, so the end is held to 5e-3, not 1e-3."""
-    pytest.importorskip("attnphase.theory")
     from attnphase.phase.diagram import DEFAULT_ALPHAS
     order = [a for a in DEFAULT_ALPHAS if a >= 0.6][::-1]
     guide = None

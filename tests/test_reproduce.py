@@ -34,7 +34,6 @@ def test_agreement_z_scores():
 
 @pytest.mark.slow
 def test_reproduce_theory_only(tmp_path):
-    pytest.importorskip("attnphase.theory")
     p = _run("reproduce", "--out", str(tmp_path), "--no-sim", timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     for f in ("summary.txt", "provenance.json", "theory_omega0.3.csv", "phase_lines.csv", "fig_eps_g.png",

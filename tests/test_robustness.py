@@ -31,6 +31,14 @@ def logged_runner(cfg):
     p = cfg["params"]
     with open(os.environ["ATTNPHASE_TEST_LOG"], "a") as f:
         f.write(cfg["key"] + "\\n")
+    rendezvous = os.environ.get("ATTNPHASE_TEST_RENDEZVOUS")
+    if rendezvous:      # an event, not a sleep: no task ends before every runner has started one
+        open(os.path.join(rendezvous, str(os.getpid())), "w").close()
+        t0 = time.monotonic()
+        while len(os.listdir(rendezvous)) < 2:
+            if time.monotonic() - t0 > 120:
+                raise RuntimeError("the other runner never started a task")
+            time.sleep(0.01)
     time.sleep(p.get("sleep_ms", 0) / 1000)
     if p.get("fail"):
         raise RuntimeError("boom at alpha=%g" % p["alpha"])
@@ -232,8 +240,10 @@ def test_damaged_store_is_a_one_line_error_naming_it(tmp_path, monkeypatch, caps
 
 def test_two_concurrent_runners_compute_each_task_once(tmp_path):
     log = tmp_path / "log"
-    f = sweep_file(tmp_path, [0.1 * i for i in range(1, 13)], sleep_ms=250)
-    env = {"ATTNPHASE_TEST_LOG": str(log)}
+    f = sweep_file(tmp_path, [0.1 * i for i in range(1, 13)])
+    meet = tmp_path / "rendezvous"          # each runner's first task waits there for the other runner's
+    meet.mkdir()
+    env = {"ATTNPHASE_TEST_LOG": str(log), "ATTNPHASE_TEST_RENDEZVOUS": str(meet)}
     procs = [subprocess.Popen([sys.executable, "-c", RUN_CLI, "sweep", "run", str(f), "--quiet"],
                               env={**ENV, **env}, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     errs = [p.communicate(timeout=300)[1] for p in procs]
@@ -245,6 +255,7 @@ def test_two_concurrent_runners_compute_each_task_once(tmp_path):
         rows = st.rows()
         assert st.claims() == {}                            # no claim left behind
     assert len(rows) == 12 and all(r["status"] == "done" and r["attempts"] == 1 for r in rows)
+    assert len(os.listdir(meet)) == 2                       # both runners worked, at the same time
 
 
 def test_second_runner_exits_only_when_all_is_done(tmp_path, monkeypatch, capsys):

@@ -215,7 +215,6 @@ def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves
     order 16 against the uninformative point at order 24 cross at 1.0116 (docs/theory_general.md). Independent
     solves (semantic at order 16 warm-started from an order-4 point at α = 1.2, no continuation; the uninformative
     point cold at the competitor's recorded order) 0.01 outside the bracket see the global minimum flip."""
-    pytest.importorskip("attnphase.theory")
     import numpy as np
 
     from attnphase.phase import transition

@@ -31,6 +31,13 @@ def fake_runner(cfg):
     if p.get("fail"):
         raise RuntimeError("boom")
     time.sleep(p.get("sleep_ms", 0) / 1000)
+    gate = os.environ.get("ATTNPHASE_TEST_GATE")
+    if gate:            # an event, not a sleep: after 3 tasks the runner blocks until the gate opens
+        started = len(os.listdir(gate))
+        open(os.path.join(gate, "task-%d" % started), "w").close()
+        t0 = time.monotonic()
+        while started >= 3 and not os.path.exists(os.path.join(gate, "open")) and time.monotonic() - t0 < 300:
+            time.sleep(0.01)
     rng = np.random.default_rng([cfg.get("seed") or 0, int(p["alpha"] * 1000), int(cfg["model"]["omega"] * 1000)])
     n = cfg.get("instances", 1)
     m = (p["alpha"] * (1 - cfg["model"]["omega"]) + 0.01 * rng.standard_normal(n)).tolist()
@@ -281,11 +288,14 @@ run_sweep(load(sys.argv[1]))
 
 
 def test_kill9_partway_then_resume(tmp_path):
-    body = BASIC.replace("params = { d = 20 }", "params = { d = 20, sleep_ms = 150 }").replace("seeds = 2", "seeds = 4")
+    body = BASIC.replace("seeds = 2", "seeds = 4")
     f = write(tmp_path, body)
     sw = load(f)
     n = len(sw.tasks)
-    proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, str(f)])
+    gate = tmp_path / "gate"            # the 4th task blocks there: the kill lands on a partial sweep
+    gate.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, str(f)], env={**os.environ,
+                                                                           "ATTNPHASE_TEST_GATE": str(gate)})
     deadline = time.time() + 60
     done_before = 0
     while time.time() < deadline:

@@ -36,3 +36,15 @@ def test_this_worker_and_its_subprocesses_use_its_own_cache():
                        env={**os.environ, "PYTHONPATH": str(Path(attnphase.__file__).parents[1])})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(setting)
+
+
+def test_the_suite_cache_is_never_under_the_home_folder():
+    """Unless the environment names a cache, a test run writes its compilation cache in the temporary folder."""
+    from _worker_cache import suite_cache_base
+    base = suite_cache_base({})
+    assert base is not None and not base.startswith(os.path.expanduser("~") + os.sep)
+    assert suite_cache_base({"ATTNPHASE_XLA_CACHE": "off"}) is None
+    assert suite_cache_base({"ATTNPHASE_XLA_CACHE": "/x/y"}) == "/x/y"
+    # this run's setting (conftest.py) follows the same rule
+    setting = cache_setting()
+    assert setting is None or not setting.startswith(os.path.join(os.path.expanduser("~"), ".cache"))

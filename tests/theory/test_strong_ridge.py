@@ -134,7 +134,7 @@ def test_cli_point_at_strong_ridge_answers_q_zero():
     assert d["e_t"] == pytest.approx(zero_point(STRONG, 2.0).e_t, rel=1e-6)
     text = " ".join(out.split())
     assert "the semantic branch collapses to q = 0 here" in text
-    assert "a positional branch leaves q = 0 for λ < 0.1737" in text
+    assert "a positional branch leaves q = 0 for λ < 0.1737" in text   # regression pin (our zero_point onset)
 
 
 def test_cli_transition_at_strong_ridge_says_both_branches_collapse_to_q_zero():
@@ -182,4 +182,4 @@ def test_cli_point_qmc_at_strong_ridge_notes_q_zero():
     assert d["status"] == "collapsed" and d["e_t"] == pytest.approx(zero_point(STRONG, 2.0).e_t, rel=2e-3)
     text = " ".join(out.split())
     assert "q = 0: the semantic branch collapses to q = 0 here" in text
-    assert "a positional branch leaves q = 0 for λ < 0.1737" in text
+    assert "a positional branch leaves q = 0 for λ < 0.1737" in text   # regression pin (our zero_point onset)

@@ -232,6 +232,14 @@ def test_reference_agreement():
                 assert abs(s.theta - r["theta"]) < tol * r["theta"]
             else:
                 assert abs(abs(s.m) - abs(r["m"])) < 0.03 * abs(r["m"])
+            # V within 5 % (measured +2.7 %, +3.9 % semantic; +3.0 %, +3.5 % positional at α = 2, 1.5; docs/theory.md);
+            # semantic α = 1, the table's coarse-rule exception above: +8.7 % (within 10 %)
+            vtol = 0.10 if (branch, a) == ("semantic", 1.0) else 0.05
+            assert abs(s.V - r["V"]) < vtol * r["V"], (branch, a, s.V, r["V"])
+            # the pinned overlap is zero in both (the table's is round-off, < 1e-7) and the table's λ is ours
+            pinned = "m" if branch == "semantic" else "theta"
+            assert getattr(s, pinned) == 0.0 and abs(r[pinned]) < 1e-7
+        assert np.allclose(ref["lambda"], PAR.lam)
 
 
 @pytest.mark.slow
@@ -268,7 +276,65 @@ def test_validation_and_table():
 
 
 def test_eps_lin_value():
+    # regression pin of attnphase.baseline.eps_lin (80² Gauss–Hermite); independent checks: the Monte Carlo of
+    # MODEL.md §5 (0.0019704 ± 0.0000028) and the paper's d = 1000 runs (tests/test_real_runs.py)
     assert abs(eps_lin(PAR) - 0.0019714) < 2e-6
+
+
+UNINF_ALPHAS = (2.033333333333333, 1.5499999999999998)      # rows of the paper's uninformative table
+
+
+@pytest.fixture(scope="module")
+def uninformative():
+    """Our uninformative fixed point (m = θ = 0) at two rows of the paper's table, nodes 6, with the rows."""
+    ref = pd.read_csv(REF.format("uninformative")).sort_values("alpha")
+    out, init = [], None
+    for a in UNINF_ALPHAS:
+        s = solve_point(PAR, a, "uninformative", nodes=6, init=init, stability=False)
+        init = s
+        assert s.converged, s.status
+        row = ref.loc[np.isclose(ref["alpha"], a)].iloc[0]
+        out.append((s, row))
+    return out
+
+
+def test_uninformative_table_eps_g_and_pinned_columns(uninformative):
+    """The paper's uninformative table (every column): ε_g within 2 % (measured +1.3 %, +0.3 %), m = θ = 0
+    (table: round-off < 1e-7), λ = 0.01. q, V, e_t differ by a known, unexplained amount (next tests)."""
+    for s, row in uninformative:
+        assert abs(s.eps_g - row["mse"] / 2) < 0.02 * row["mse"] / 2, (s.alpha, s.eps_g, row["mse"] / 2)
+        assert s.m == 0.0 and s.theta == 0.0 and abs(row["m"]) < 1e-7 and abs(row["theta"]) < 1e-7
+        assert row["lambda"] == PAR.lam
+
+
+# the known difference on the uninformative branch (docs/theory.md, "Uninformative branch (open)"): measured on
+# 2026-12-06 at α = 2.033, 1.55: q +16 %, +20 %; V −14 %, −12 %; e_t +6.4 %, +5.9 % (relative to the table)
+UNINF_KNOWN = {"q": (0.03, (0.10, 0.25)), "V": (0.05, (-0.20, -0.08)), "e_t": (0.03, (0.03, 0.10))}
+
+
+def _uninf_rel(s, row, col):
+    ours = {"q": s.q, "V": s.V, "e_t": s.e_t}[col]
+    ref = {"q": row["q"], "V": row["V"], "e_t": -row["Phi"]}[col]
+    return (ours - ref) / abs(ref)
+
+
+@pytest.mark.parametrize("col", list(UNINF_KNOWN))
+@pytest.mark.xfail(strict=True, reason="uninformative branch: our q, V, e_t differ from the paper's table by ~16 %, "
+                   "~14 %, ~6 % — not a quadrature effect (also with the product rule); at the table's own (q, V) "
+                   "the channel gives V̂ < 0; unexplained (docs/theory.md, 'Uninformative branch (open)')")
+def test_uninformative_table_q_V_e_t_within_the_branches_tolerance(uninformative, col):
+    tol = UNINF_KNOWN[col][0]
+    for s, row in uninformative:
+        assert abs(_uninf_rel(s, row, col)) < tol, (col, s.alpha, _uninf_rel(s, row, col))
+
+
+@pytest.mark.parametrize("col", list(UNINF_KNOWN))
+def test_uninformative_table_known_difference_is_stable(uninformative, col):
+    """Regression pin of the known difference (our own output, bands around the measured offsets): a change of
+    the uninformative solution shows here, in either direction."""
+    lo, hi = UNINF_KNOWN[col][1]
+    for s, row in uninformative:
+        assert lo < _uninf_rel(s, row, col) < hi, (col, s.alpha, _uninf_rel(s, row, col))
 
 
 def test_cli_point_json_and_bad_input(capsys):

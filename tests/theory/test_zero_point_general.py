@@ -116,6 +116,7 @@ def test_engine_and_cli_at_L3_report_the_closed_form_q_zero_point():
     assert d["provenance"]["significance"]["closed_form"]["V"] == pytest.approx(z.V, rel=1e-12)
     text = " ".join(out.split())
     assert f"largest growth factor {z.growth:.3g}" in text and "stable against every student direction" in text
+    # regression pins of our own output (zero_point onsets at L = 3; no independent value)
     assert "a positional branch leaves q = 0 for λ < 0.1042" in text
     assert "a semantic branch leaves q = 0 for λ < 0.09237" in text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import ParameterError
+from ..errors import NotConvergedError, ParameterError
 from ..guards import check_theory
 from ._common import QMC_OPTIONS, as_option
 from ._common import AOpt, LamOpt, LOpt, OmegaOpt, ROpt, SigmaOpt, check_output_path, check_theory_request, \
@@ -251,6 +251,11 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                       f"{st['growth_err']:.2g}" + (f" ({st['reason']})" if st["reason"] else "") + "[/yellow]")
     if how != "qmc" and d.get("resolution_note"):
         console.print(f"[yellow]note: {d['resolution_note']}[/yellow]")
+    # exit 3 (cli.main) after the result and its status are printed, where the solver failed; a branch that
+    # collapsed onto the uninformative point (or q = 0) and a free iteration on a pinned branch are results
+    settled = zero or (verdict is not None and verdict["on_pinned"]) or (how == "qmc" and g.status.value == "collapsed")
+    if not converged and not settled:
+        raise NotConvergedError(f"theory point ({branch}, α={alpha:g}): {status}")
 
 
 @theory_app.command("curve")
