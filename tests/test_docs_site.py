@@ -67,3 +67,20 @@ def test_no_page_cites_a_file_outside_the_repository():
     hits = [f"{p.relative_to(ROOT)}:{i}" for p in [*DOCS.rglob("*.md"), ROOT / "README.md", ROOT / "CHANGELOG.md"]
             for i, line in enumerate(p.read_text().splitlines(), 1) if bad.search(line)]
     assert not hits, hits
+
+
+def test_version_prints_version_and_commit():
+    """``attnphase --version`` (issue 31): the package version, the same as pyproject.toml's, and the git
+    commit of the checkout it runs from (provenance.git_hash)."""
+    import tomllib
+
+    from attnphase import __version__
+    from attnphase.provenance import git_hash
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == __version__
+    proc = subprocess.run([sys.executable, "-m", "attnphase", "--version"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")})
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stdout.strip()
+    assert line.startswith(f"attnphase {__version__} ("), line
+    commit = git_hash()
+    assert (commit in line) if commit else ("no git checkout" in line), line
