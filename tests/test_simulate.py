@@ -217,7 +217,7 @@ def test_bad_simulate_args(kw):
 def test_reproduces_reference_gd_d1000(alpha, init):
     """MODEL.md §4/§9: the paper's protocol (5000 GD steps of 0.15) at d = 1000 on 8 instances matches the
     published GD means of ε_g, e_t, m, θ/σ² within max(3 combined s.e., 5 %) (rule in attnphase.reference_gd).
-    ~1 min per point. Table: ``python bench/bench_simulate.py --only repro`` (docs/benchmarks.md), which also
+    ~1 min per point. Table: ``python bench/bench_simulate.py --only repro`` (docs/notes/benchmarks-log.md), which also
     shows where converged L-BFGS differs (α ≤ 1, semantic: 5000 GD steps have not reached the minimum)."""
     from attnphase import reference_gd
     if not reference_gd.default_csv().exists():

@@ -341,7 +341,7 @@ def instance(params: ModelParams, *, alpha: float, d: int, seed: int = 0, index:
              x64: bool = False) -> Instance:
     """Instance ``index`` of ``simulate(params, alpha=alpha, d=d, seed=seed, instances > index)``: the same key
     ``fold_in(key(seed), index)`` and draws (float32 unless ``x64``), for re-examining one run's end point
-    (bench/bench_lbfgs_endpoints.py; :func:`train` from :func:`initial_Q` reproduces simulate's m, θ, q, e_t,
+    (bench/investigations/bench_lbfgs_endpoints.py; :func:`train` from :func:`initial_Q` reproduces simulate's m, θ, q, e_t,
     tests/test_simulate_instance.py). Call inside ``jax.enable_x64(True)`` when ``x64``."""
     alpha = check_range("alpha", alpha, lo=0.0, lo_open=True)
     d = check_int("d", d, max(2, params.k))

@@ -41,7 +41,7 @@ ALPHA_MIN = 0.05
 
 DIAGRAM_NODES = 4
 """Default resolution of the diagram and of the α-grid curves (the solver's coarse split rule: e_t within
-~1e-5 of the default ``nodes = 8``, which moves α_c by ~2e-3; see docs/benchmarks.md)."""
+~1e-5 of the default ``nodes = 8``, which moves α_c by ~2e-3; see docs/notes/benchmarks-log.md)."""
 
 
 def global_table(sem, pos, eps_lin: float, uninformative: bool = True):
@@ -1225,7 +1225,7 @@ def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float
 
     σ = 1, ω = 0.02 (α_c located at nodes 4, before :func:`precise_crossing`): the uninformative point is a saddle
     from α_c = 0.4988, the semantic branch first valid at 0.5398 (the table's α_l), α = 0.5 between them unknown
-    (docs/phase_boundaries.md)."""
+    (docs/notes/2026-12-03-phase-boundaries.md)."""
     if gm is None or alpha_c is None or alpha_l is None:
         return None
     above = gm[gm["alpha"] > alpha_c + 1e-9].sort_values("alpha")

@@ -45,7 +45,7 @@ FULL_PROX_EVERY = 16
 (besides the first of each stage and the certification). Was 4; the periodic full calls only cut short a
 warm iteration that follows a wrong basin, which the certification catches anyway: measured at 4096 × 4
 (L = 2 both branches at ω = 0.3, 0.5, L = 3 semantic) the same iterations and values with 16 as
-with 4 (±1), with 3 full evaluations instead of 4–6 (docs/benchmarks.md, hB section)."""
+with 4 (±1), with 3 full evaluations instead of 4–6 (docs/notes/benchmarks-log.md, hB section)."""
 SIGNIFICANCE_K = 3.0
 """Default of ``solve_batch(significance=…)``: a pinned branch's defining overlap within this many standard
 errors (over the scrambles) of zero is not significantly non-zero (``Status.NOT_SIGNIFICANT``)."""
@@ -57,7 +57,7 @@ RESOLUTION_SHRINK = 0.5
 """A defining overlap that falls below this fraction of its coarse-stage value when the QMC points are refined
 is not a fixed point of the N → ∞ map (``Status.NOT_SIGNIFICANT``; measured: genuine branch points move by
 the coarse integration error, ~1e-2 relative; the collapsed positional branch at ω = 0.1, α = 2 falls to 0.3
-of it from 1024 to 4096 points, docs/theory_general.md)."""
+of it from 1024 to 4096 points, docs/notes/2026-12-05-theory-general.md)."""
 _DEFINING = {"positional": "M", "semantic": "theta"}
 """The overlap that defines a pinned branch (the other one is pinned to zero)."""
 COARSE_RTOL = 1e-3
@@ -224,7 +224,7 @@ def default_init(params: ModelParams, branch: str, alpha: float | None = None) -
 
     Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ², now
     :func:`starts.reference_start`, the second start); e.g. L = 2, λ = 0.001, α = 2 semantic went
-    ``invalid_state`` from it and converges from the model start (docs/theory_general.md, "Starts away from
+    ``invalid_state`` from it and converges from the model start (docs/notes/2026-12-05-theory-general.md, "Starts away from
     σ = 0.5, λ = 0.01")."""
     return starts.model_start(params, branch, alpha)
 
@@ -241,7 +241,7 @@ def teacher_pin(h: Hats) -> Hats:
     the teacher's further columns are pure noise (``h*_c = σ y_c``) and their reflection ``y_c → −y_c`` is a
     symmetry, so ``E[g y_c] = 0``: the subspace is invariant and its θ̂ columns vanish in expectation. Without
     the pin the QMC map (whose points break the rotation) lets θ turn slowly along the circle of copies and
-    each scramble settles at its own angle (docs/theory_general.md, "A student of lower rank than the
+    each scramble settles at its own angle (docs/notes/2026-12-05-theory-general.md, "A student of lower rank than the
     teacher"). No-op for r >= r*."""
     r, rs = h.theta_hat.shape
     if rs <= r:
@@ -261,7 +261,7 @@ def even_hats(h: Hats, rho: int) -> Hats:
     directions carry no signal (θ̂_j = M̂_j = 0) and no cross terms (q̂, V̂ diagonal in them). In the canonical
     gauge the signal lies in directions < rho, so a pinned branch's fixed point is even in the others; the
     discretised map is only even up to QMC noise, and that noise in the odd sector (q₀₁, V₀₁: a soft direction
-    of the map) kept the r = 2 pinned branches from converging (docs/theory_general.md)."""
+    of the map) kept the r = 2 pinned branches from converging (docs/notes/2026-12-05-theory-general.md)."""
     r = h.q_hat.shape[0]
     keep = jnp.asarray([[i == j or (i < rho and j < rho) for j in range(r)] for i in range(r)], h.q_hat.dtype)
     sig = jnp.asarray([[1.0] if i < rho else [0.0] for i in range(r)], h.q_hat.dtype)
@@ -291,7 +291,7 @@ def _stored_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str
     Returned as a :class:`attnphase.exported_programs.StoredProgram`: traced once with symbolic sizes
     (:data:`MAP_AXES`) and kept on disk, so that a fresh process loads the program instead of tracing it (the
     same numbers, bit for bit; ``ATTNPHASE_EXPORTED=off`` traces it in every process as before;
-    docs/theory_general.md, "Fresh-process latency (issue 11, helper hA)")."""
+    docs/notes/2026-12-05-theory-general.md, "Fresh-process latency (issue 11, helper hA)")."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     Pi = None if m_proj is None else jnp.asarray(np.asarray(m_proj, float))
@@ -425,7 +425,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     are fixed points; the projection only removes the QMC noise across it. Needed where the positional
     branch leaves q = 0 along a degenerate direction (L = 3, A = 0.4 I + 0.2 J, P = I: M ⟂ (1, 1, 1), a
     plane in which the map is isotropic to order |M|⁵): without it every scramble drifted along the plane
-    and λ = 0.09, α = 2 ended ``max_steps`` (docs/theory_general.md, "The engine next to a q = 0 onset").
+    and λ = 0.09, α = 2 ended ``max_steps`` (docs/notes/2026-12-05-theory-general.md, "The engine next to a q = 0 onset").
     ``iteration["m_symmetry"]`` records the exchanges (None: no projection).
 
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error
@@ -557,7 +557,7 @@ def default_damping(params: ModelParams, branch: str) -> float:
     """``DAMPING``, divided by c² on the branches with a positional overlap (positional, free) where the
     encodings' scale c = :func:`starts.encoding_scale` exceeds 1: the map's leading eigenvalue, along M, grows
     like c² (measured at L = 2, ω = 0.3, α = 1.5, P = c·(1, −1)ᵀ: −4.6, −9.6, −16.6 at c = 1, 1.5, 2), and the
-    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/theory_general.md, "Large α and
+    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/notes/2026-12-05-theory-general.md, "Large α and
     larger encodings in the engine")."""
     c = starts.encoding_scale(params)
     return DAMPING / max(1.0, c * c) if branch in ("positional", "free") else DAMPING
@@ -746,7 +746,7 @@ def _continue_down_in_alpha(job: "_Job", cold: list[int], sols: list, xs: np.nda
     (``iteration["start"]``: ``continuation from α = … (n steps)``); where it stops,
     ``iteration["branch_end"]`` = {``between``: [b, a] or None, ``from``, ``status`` (:class:`.ladder.LadderEnd`
     value), ``steps``, ``tried``, ``points``, ``scrambles``, ``note``} and ``iteration["continuation"]`` the
-    note. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md, "A firmer `collapsed` …" and "The descent
+    note. Measured at r = 2, r* = 3, L = 2 (docs/notes/2026-12-05-theory-general.md, "A firmer `collapsed` …" and "The descent
     in α near a branch end"). ``progress``: every step (:func:`_climb`)."""
     todo = [i for i in cold if job.branch == "semantic" and sols[i].status in RETRY
             and (job.al[i] <= LADDER_FROM or not (sols[i].iteration or {}).get("continuation_started", False))]
@@ -1037,7 +1037,7 @@ def _onset_newton(job: "_Job", pts: np.ndarray, S: int, F, sigma_rows: np.ndarra
     batched call of the warm map ``F``; a step may fall to q = 0 only where the closed-form q = 0 point attracts
     the branch (:func:`.onset_newton.zero_attracts`, per point, L·r* ≤ 6; else never more than half of √q).
     Measured at L = 3, λ = 0.106 (1.7 % above the positional onset: 58 steps, was ``max_steps``):
-    docs/theory_general.md, "The engine next to a q = 0 onset"."""
+    docs/notes/2026-12-05-theory-general.md, "The engine next to a q = 0 onset"."""
     from .onset_newton import crawling, newton_candidates, zero_attracts
     p = job.params
     n = sum(a * b for a, b in shapes(1, p.k, p.r_star))
@@ -1096,7 +1096,7 @@ def _restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, param
     to one gauge, :func:`aligned_scrambles`; the same map up to QMC noise, so their fixed point is the best
     start there is), at the lowest damping they used; certified on the full map as always. Measured: the free
     r = 2 point at α = 2.3 on 1024 × 4 points, where one scramble ran out of halvings from the default start
-    (docs/theory_general.md, "Rank 2 on the defaults"). The restart's evaluations add to the row's count;
+    (docs/notes/2026-12-05-theory-general.md, "Rank 2 on the defaults"). The restart's evaluations add to the row's count;
     ``run.restarted`` marks the rows. Returns ``run`` updated in place."""
     conv = np.array([st is Status.CONVERGED for st in run.status])
     run.restarted = np.zeros(len(conv), bool)
@@ -1156,12 +1156,12 @@ def _refine(job: _Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, 
     relative errors, ``met`` and ``capped``. Where a larger size does not converge (a scramble without a fixed
     point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
     failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
-    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
+    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/notes/2026-12-05-theory-general.md "Rank 2
     on the defaults"). Each ``sizes`` entry and ``growth_failed`` record the iteration budget (``max_steps``) and
     which scrambles failed or converged at a jump of their map. A larger iteration budget for the growth
     (2 × the previous size's iterations) was tried and removed: near the end of the positional branch at
     ω = 0.1 the failing scrambles wander on their rough maps for all 302 iterations too (16384 × 8 and
-    65536 × 8, docs/theory_general.md "Near the positional fold (ω = 0.1)")."""
+    65536 × 8, docs/notes/2026-12-05-theory-general.md "Near the positional fold (ω = 0.1)")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],
@@ -1329,7 +1329,7 @@ def _resume_damping(sol: GeneralSolution) -> float:
     scrambles converged with (that damping is known to work on this map; a scramble that halved more did so on
     its way from a far start, and the continuation starts at the fixed point; the safeguard halves again where
     needed). Was the smallest: measured, free r = 2 at α = 1, 4096 × 4 → 16384 × 8 ran > 12 min at load ~5
-    without finishing, every row crawling at the one scramble's 0.019 (docs/theory_general.md, "Rank 2 on the
+    without finishing, every row crawling at the one scramble's 0.019 (docs/notes/2026-12-05-theory-general.md, "Rank 2 on the
     defaults")."""
     return float(max(sol.iteration.get("damping_scrambles") or [sol.iteration["damping_final"]]))
 
@@ -1396,7 +1396,7 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
                              "it shrinks with the QMC size")
     out["per_scramble"] = [float(v) for v in np.linalg.norm(Z.reshape(S, -1), axis=1)]
     if out["reason"] is not None:      # which scrambles found what (e.g. L = 4 positional: some on a large
-        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/theory_general.md)
+        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/notes/2026-12-05-theory-general.md)
             out["overlap"], ", ".join(f"{v:.3g}" for v in out["per_scramble"]))
     out["significant"] = out["reason"] is None
     return out
