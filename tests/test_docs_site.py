@@ -84,3 +84,14 @@ def test_version_prints_version_and_commit():
     assert line.startswith(f"attnphase {__version__} ("), line
     commit = git_hash()
     assert (commit in line) if commit else ("no git checkout" in line), line
+
+
+def test_cited_doc_paths_exist():
+    """Every ``docs/….md`` path that the package, the tests, the benchmarks or the docs cite exists (pages moved
+    to docs/notes/ are cited there; after a merge, the sed in the commit that moved them updates new citations)."""
+    cited = re.compile(r"docs/[A-Za-z0-9_./-]+?\.md")
+    sources = [p for d in ("src", "tests", "bench", "examples", "docs") for p in (ROOT / d).rglob("*")
+               if p.suffix in (".py", ".md", ".sh", ".toml")] + [ROOT / "README.md"]   # CHANGELOG names old paths
+    missing = sorted({f"{m} (in {p.relative_to(ROOT)})" for p in sources for m in cited.findall(p.read_text())
+                      if not (ROOT / m).exists()})
+    assert not missing, missing
