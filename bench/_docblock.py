@@ -17,7 +17,7 @@ def write_block(path: Path, marker: str, text: str) -> None:
 
 def append_to_section(path: Path, title: str, body: str) -> None:
     """Put ``body`` at the end of the section ``title`` of ``path`` (runs in order); a section not there
-    yet is made just before the page's last one (docs/benchmarks.md keeps bench_engine's section last)."""
+    yet is made just before the page's last one (docs/notes/benchmarks-log.md keeps bench_engine's section last)."""
     doc = path.read_text()
     if title not in doc:
         last = doc.rindex("\n## ") + 1

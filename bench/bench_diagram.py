@@ -7,7 +7,7 @@ Times :func:`attnphase.phase.phase_diagram` on its defaults (wall, CPU of this p
 processes, load before and after), checks that no cell is "not converged", writes the grid and the lines to
 docs/data/phase_diagram_40x40/phase_{grid,lines}.csv (the layout of ``theory phase-diagram --out``, so
 ``theory phase-diagram --theory docs/data/phase_diagram_40x40 --sweep …`` redraws it) and the figure to docs/figures/phase_diagram_40x40.png, and
-rewrites the generated table of the section "40 × 40 diagram" at the end of docs/benchmarks.md (between the
+rewrites the generated table of the section "40 × 40 diagram" at the end of docs/notes/benchmarks-log.md (between the
 ``diagram40`` markers; the prediction and reading above it are hand-written).
 """
 
@@ -102,8 +102,8 @@ at the end.
 
 
 def _write_block(marker: str, table: str) -> None:
-    """Replace the ``marker`` block of docs/benchmarks.md with ``table``, and print it."""
-    write_block(DOCS / "benchmarks.md", marker, table)
+    """Replace the ``marker`` block of docs/notes/benchmarks-log.md with ``table``, and print it."""
+    write_block(DOCS / "notes" / "benchmarks-log.md", marker, table)
     print(table)
 
 
@@ -114,7 +114,7 @@ def compare(n_omegas: int) -> None:
     evaluation), "new" = the default, one compiled program per evaluation (:mod:`attnphase.theory.split_xla`);
     both with the compiled Newton kernel and the fast map (the defaults). The new run goes first and pays its
     compilation. Both use one XLA/BLAS thread, as the diagram's worker processes do. Writes the section
-    between the ``splitxla`` markers at the end of docs/benchmarks.md (section "One compiled map evaluation")."""
+    between the ``splitxla`` markers at the end of docs/notes/benchmarks-log.md (section "One compiled map evaluation")."""
     import pandas as pd
 
     from attnphase.theory.channel import split_map

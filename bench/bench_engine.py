@@ -6,7 +6,7 @@ compared in units of the integration standard error. Part ``batch``: a vmapped b
 separate solves, at each QMC size of ``--batch-sizes`` (a tiny one, where per-call overhead is visible, and the
 default). Part ``adaptive``: the error-controlled default size on one positional point (slow, ~20 min).
 
-Appends a "Measured (run started …)" block to the section ``TITLE`` at the END of docs/benchmarks.md (the
+Appends a "Measured (run started …)" block to the section ``TITLE`` at the END of docs/notes/benchmarks-log.md (the
 prediction written there before measuring and earlier runs are kept).
 Usage: python bench/bench_engine.py [--before b8b6d31] [--reps 2] [--batch 64] [--batch-sizes 64x2,4096x4]
        [--parts points,batch,adaptive] [--cases L2-semantic,L2-positional,L3-semantic]
@@ -32,7 +32,7 @@ from attnphase.theory.engine import QMCConfig, solve, solve_batch
 from _revision import src_tree
 
 TITLE = "## General theory engine: the unrolled prox (issue 11, helper hA)"
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "notes" / "benchmarks-log.md"
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "b8b6d31"
 """The commit before the unrolled prox (main at the start of helper hA's work)."""

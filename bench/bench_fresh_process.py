@@ -9,7 +9,7 @@ IN THE SAME RUN, the two sides alternating. Each process's wall time and CPU tim
 ``getrusage`` of the children) are measured from outside; the printed numbers of every process are compared
 with the first one's (q, m, θ, V, ε_g, e_t and their errors; they must be identical).
 
-Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, kept just before
+Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/notes/benchmarks-log.md, kept just before
 the file's last section (bench_engine's, which stays last).
 ``--profile``: instead, where a fresh process with a filled cache spends its time (import times, the first and a
 second solve of the point in the same process, JAX's compile-event durations during the first; printed only).
@@ -34,7 +34,7 @@ from _docblock import append_to_section
 from _revision import src_tree
 
 TITLE = "## Fresh-process latency of `theory point` (issue 11, helper hA)"
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "notes" / "benchmarks-log.md"
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "dee6e1d"
 """main before this work: every process traces the engine's programs (no stored programs)."""

@@ -10,7 +10,7 @@ fixed cost of drawing the data and the test error), iterations, convergence, e_t
 e_t difference between the group sizes (the same instances: instance i draws from ``fold_in(key(0), i)``).
 
 Writes as each measurement ends: ``--json`` (all numbers) and a block ``<!-- finite-d-device-<backend> -->``
-in docs/benchmarks.md, section "Finite-d throughput and the paper's diagram (issue 10)" (the prediction for a
+in docs/notes/benchmarks-log.md, section "Finite-d throughput and the paper's diagram (issue 10)" (the prediction for a
 GPU is the hand-written block ``<!-- finite-d-device-prediction -->`` there).
 
     python bench/bench_gpu_finite_d.py                       # ≈ 4 min on the 2-core VM
@@ -36,7 +36,7 @@ from attnphase.data import n_samples
 from attnphase.model import ModelParams
 from attnphase.simulate import TrainConfig, _build, _knobs, _structure, instance_keys, instances_per_batch
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "notes" / "benchmarks-log.md"
 SECTION = "## Finite-d throughput and the paper's diagram (issue 10)"
 P = ModelParams(omega=0.3)
 
@@ -166,7 +166,7 @@ def main() -> None:
     ap.add_argument("--gd-steps", type=int, default=500, help="GD steps timed (against a 0-step call)")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--json", default=None, help="write all numbers here (rewritten after each measurement)")
-    ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    ap.add_argument("--no-doc", action="store_true", help="do not write docs/notes/benchmarks-log.md")
     a = ap.parse_args()
     n = n_samples(a.alpha, a.d)
     keys = instance_keys(0, a.instances)

@@ -1,6 +1,6 @@
 """Replicon (de Almeida–Thouless) eigenvalue Λ_AT of the RS fixed points (issue 11, helper hC).
 
-Prediction written before measuring (docs/theory_general.md, "Replicon stability"): the smooth replicon
+Prediction written before measuring (docs/notes/2026-12-05-theory-general.md, "Replicon stability"): the smooth replicon
 Λ_AT is below 1 on the L = 2 branches (their finite-d Hessians have a bulk edge bounded away from 0); on the
 L = 3 positional side, the RS state closest to the finite-d glassy band (θ = 0 at the band's M) is the
 candidate for Λ_AT ≥ 1.
@@ -11,7 +11,7 @@ A = 0.4 I + 0.2 J, P = I, α ∈ {1, 2}, semantic / positional / uninformative (
 r* = 1, α ∈ {1, 2}, semantic / positional (QMC 4096 × 4); the L = 3 constrained saddle point at the band's
 overlap M = 0.22 (2, −1, −1)/√6, α = 1, θ pinned and θ free (theory.constrained, QMC 1024 × 4 as in
 bench_constrained_L3). Output: docs/data/replicon/replicon.json (rows kept; ``--rerun`` recomputes) and the
-table block ``replicon`` in docs/theory_general.md (``--table``).
+table block ``replicon`` in docs/notes/2026-12-05-theory-general.md (``--table``).
 
 Usage: python bench/bench_replicon.py [--only L2,L3,L2r2,constrained] [--rerun]; python bench/bench_replicon.py --table
 """
@@ -38,7 +38,7 @@ from _docblock import write_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "data" / "replicon" / "replicon.json"
-DOC = ROOT / "docs" / "theory_general.md"
+DOC = ROOT / "docs" / "notes" / "2026-12-05-theory-general.md"
 A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
 STRUCT = {"L2": ModelParams(), "L3": ModelParams(L=3, A=A3), "L2r2": ModelParams(r=2)}
 CFG = QMCConfig(points=4096, scrambles=4)

@@ -1,4 +1,4 @@
-"""Benchmark + reproduction check of finite-d training (writes "## Finite-d training" of docs/benchmarks.md).
+"""Benchmark + reproduction check of finite-d training (writes "## Finite-d training" of docs/notes/benchmarks-log.md).
 
     python bench/bench_simulate.py                 # speed, (a)-(c), one run: ≈ 5-7 min on 2 shared cores
     python bench/bench_simulate.py --part repro    # reproduction, (d): ≈ 6 min
@@ -34,7 +34,7 @@ from attnphase.model import (ModelParams, empirical_risk, empirical_risk_from_st
 from attnphase.simulate import _TRAINERS, TrainConfig, _build, _knobs, _structure, instance_keys, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "notes" / "benchmarks-log.md"
 P = ModelParams(omega=0.3)
 D, ALPHA, LR = 1000, 2.0, 0.15
 N = n_samples(ALPHA, D)
@@ -275,7 +275,7 @@ def repro_section(a) -> str:
 
 
 def write_section(header: str, speed: str | None, repro: str | None) -> None:
-    """Replace "## Finite-d training" in docs/benchmarks.md, keeping a part not rerun from the old text."""
+    """Replace "## Finite-d training" in docs/notes/benchmarks-log.md, keeping a part not rerun from the old text."""
     body = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     pat = re.compile(r"^## Finite-d training\n.*?(?=^## |\Z)", re.S | re.M)
     old = pat.search(body)
@@ -413,7 +413,7 @@ def slice_section(a) -> str:
 
 
 def write_section_10(part: str, text: str) -> None:
-    """Replace (or append) one marked part of the issue-10 section at the end of docs/benchmarks.md."""
+    """Replace (or append) one marked part of the issue-10 section at the end of docs/notes/benchmarks-log.md."""
     body = DOC.read_text()
     if SECTION_10 not in body:
         body = body.rstrip() + "\n\n" + SECTION_10 + "\n"

@@ -4,7 +4,7 @@ and repeated; the slice's Δe_t per cell compared between the two (same instance
 
     python bench/bench_simulate_compare.py --old /path/to/old/src [--reps 2] [--alphas 0.01,0.5,1,1.5,2]
 
-Writes the block ``<!-- issue34-measured -->`` of docs/benchmarks.md ("Finite-d throughput for the paper-size
+Writes the block ``<!-- issue34-measured -->`` of docs/notes/benchmarks-log.md ("Finite-d throughput for the paper-size
 empirical diagram") and prints it. Throughput: a 24-instance call after a compiling call of the same shape;
 wall and CPU time (all threads of the process). ``--xla-single-thread`` runs every variant with one XLA thread
 (what each worker of a 2-process sweep should use on 2 cores).
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "notes" / "benchmarks-log.md"
 MARK = "<!-- issue34-measured -->"
 SINGLE = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 

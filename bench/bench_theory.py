@@ -1,6 +1,6 @@
 """Benchmark of the theory solver (issue 3) against a naive notebook-style baseline, in the same run.
 
-Writes the "## Asymptotic theory" section of docs/benchmarks.md (other sections are kept).
+Writes the "## Asymptotic theory" section of docs/notes/benchmarks-log.md (other sections are kept).
 Usage: python bench/bench_theory.py [--nodes 3] [--curve-points 20]
        python bench/bench_theory.py --study [FILE]     # resolution study of docs/theory.md
 """
@@ -163,7 +163,7 @@ the default rtol is 1e-5, this table is tighter to separate the methods):
 | point | damped 0.6 | damped 0.9 | Anderson(4) + damped 0.6 (default) |
 |---|---|---|---|
 """ + "\n".join(f"| {b} α = {a} | {d} | {d9} | {an} |" for (b, a), d, d9, an in zip(pts, it_damp, it_damp9, it_and)) + "\n"
-    path = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+    path = Path(__file__).resolve().parents[1] / "docs" / "notes" / "benchmarks-log.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     pat = re.compile(r"## Asymptotic theory\n.*?(?=\n## |\Z)", re.S)
     text = pat.sub(section.rstrip() + "\n", text) if pat.search(text) else text.rstrip() + "\n\n" + section

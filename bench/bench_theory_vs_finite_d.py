@@ -14,7 +14,7 @@ finite-d floor instead: for Q independent of a unit direction, ‖Qᵀu‖/√d 
 
 Where the d-series of ``ZERO_SERIES`` exists (``bench_lbfgs_endpoints.py`` end points at d = 500–4000), a quantity
 that is 0 in theory is judged by its d-scaling (intercept of a + b/√d within 3 s.e. of 0, exponent < 0) instead of
-the floor. Those end points are made by ``python bench/bench_lbfgs_endpoints.py --struct L2r2 --d D --instances 16``
+the floor. Those end points are made by ``python bench/investigations/bench_lbfgs_endpoints.py --struct L2r2 --d D --instances 16``
 (d = 4000: ``--instances 8 --no-hessian`` and ``--instances 8 --start 8 --no-hessian``; the instances of a d merge).
 
 ε_g and e_t are compared with the theory at dimension d (``theory.finite_size``: ε_g's O(1/d) term exact at the
@@ -22,7 +22,7 @@ theory's overlaps, e_t's α E‖S(ĥ)P‖²/(2d)). ``--extrapolate`` also runs t
 command at d = 500–4000) and fits a + b/d; the intercept is compared with the d → ∞ theory.
 
 Results are cached as JSON in docs/data/theory_vs_finite_d/ (``--rerun`` recomputes); the tables replace the
-section "## Theory against finite-d minimisers" at the END of docs/theory_general.md up to ``END_MARK``; the
+section "## Theory against finite-d minimisers" at the END of docs/notes/2026-12-05-theory-general.md up to ``END_MARK``; the
 hand-written reading after that mark is kept.
 
 Usage (one command reproduces everything; ~25 min of CPU on an idle 2-core machine):
@@ -59,8 +59,8 @@ from attnphase.theory.finite_size import at_dimension, coefficients  # noqa: E40
 from attnphase.theory.state import OrderParams  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "theory_general.md"
-BENCH_DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "notes" / "2026-12-05-theory-general.md"
+BENCH_DOC = ROOT / "docs" / "notes" / "benchmarks-log.md"
 TITLE = "## Theory against finite-d minimisers"
 BENCH_TITLE = "## Theory against finite-d minimisers (rank 2, L = 3)"
 OMEGA = 0.3
@@ -103,7 +103,7 @@ def run_finite_d(struct, init, alpha, d, instances, out_dir: Path, rerun=False) 
 R2_POINTS_FACTOR = {("positional", 2.3): 4}
 """r = 2 points solved on this many times the QMC points (issue 11, helper hB): at 512 × 4 one scramble's map of
 the positional α = 2.3 point has no root (a sample's minimiser switches basin there), at 2048 × 4 and
-4096 × 4 it converges (docs/theory_general.md, "Rank-2 defaults and progress"). Every r = 2 point runs on the
+4096 × 4 it converges (docs/notes/2026-12-05-theory-general.md, "Rank-2 defaults and progress"). Every r = 2 point runs on the
 engine's default iteration settings (the safeguard ``routing.default_backtrack``; the hand-set dampings,
 ``R2_KNOBS``, are gone)."""
 
@@ -111,7 +111,7 @@ engine's default iteration settings (the safeguard ``routing.default_backtrack``
 def run_theory(struct, branch, alphas, cfg: QMCConfig, out_dir: Path, rerun=False) -> list[dict]:
     """Theory points of one branch (one vmapped batch per QMC size, cached as JSON), on the engine's default
     iteration settings (r > 1: its safeguard halves the damping where the map oscillates or an evaluation is
-    invalid; the hand-set dampings of before are no longer needed, docs/theory_general.md); the points of
+    invalid; the hand-set dampings of before are no longer needed, docs/notes/2026-12-05-theory-general.md); the points of
     ``R2_POINTS_FACTOR`` on more QMC points. ``free`` from its default start at every α, and where that fails
     (α = 2.3: one scramble ``invalid_state``) from the converged point at the α before it (a continuation at
     every α, as before, lands on another fixed point at α = 2: from the α = 1 point, q = 0.1075,
@@ -237,7 +237,7 @@ def fit_inverse_d(ds, means, ses) -> dict:
 ZERO_SERIES = (("L2r2", "positional", 1.0, "positional", "theta"),)
 """(case, init, α, fixed point, quantity): clusters matched to a fixed point where the quantity is exactly 0 in
 theory and its finite-d value is judged by its d-scaling (:func:`zero_scaling`) instead of a floor. The series
-are the float64-polished end points of ``bench/bench_lbfgs_endpoints.py`` (positional start, d = 500–4000,
+are the float64-polished end points of ``bench/investigations/bench_lbfgs_endpoints.py`` (positional start, d = 500–4000,
 files ``endpoints_<case>_<init>_a<α>_d<d>_n<n>[_from<i>].json``; the instances of a d are merged)."""
 
 
@@ -502,7 +502,7 @@ def main(argv=None) -> int:
         *ext_lines,
         "",
         "### Quantities that are 0 in theory: d-scaling instead of a floor", "",
-        "For the clusters of `ZERO_SERIES`: the float64-polished end points of `bench/bench_lbfgs_endpoints.py` "
+        "For the clusters of `ZERO_SERIES`: the float64-polished end points of `bench/investigations/bench_lbfgs_endpoints.py` "
         "(same command and seeds as `simulate`, positional start) at each d, the instances matched to the fixed "
         "point as above, the mean of the quantity fitted by a + b/√d (weights 1/s.e.²) and by a free power law. "
         "Standard errors of the fits scaled by √(χ²/dof) where that exceeds 1. ✓: the intercept a is within 3 s.e. "

@@ -7,7 +7,7 @@ Each process's wall time is measured from outside (interpreter start, imports, c
 ``--min-compile S,...``: extra "now" runs with ``jax_persistent_cache_min_compile_time_secs`` set to S (JAX's
 default 1 s: faster compilations are not written) — what lowering the threshold would give.
 
-Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/benchmarks.md, which is kept
+Writes a "Measured (run started …)" block into the section ``TITLE`` of docs/notes/benchmarks-log.md, which is kept
 just before the file's last section (bench_engine's, which stays last).
 Usage: python bench/bench_xla_cache.py [--before 0590fcd] [--cases L2,L3] [--min-compile 0]
 """
@@ -28,7 +28,7 @@ from _docblock import append_to_section
 from _revision import src_tree
 
 TITLE = "## Persistent compilation cache in every process (issue 11, helper hB)"
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "notes" / "benchmarks-log.md"
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "0590fcd"
 """main at the start of this work: only the split-rule program set the cache up."""

@@ -26,7 +26,7 @@
 # Files under $OUT (else ./gpu_session_out), at most 8 (the device tool returns 8):
 #   summary.txt      one line per part: status (ok / timeout / failed rc / skipped), wall, budget; file count
 #   session.log      the output of every part, with the commands
-#   benchmarks.diff  what the benches wrote into docs/benchmarks.md (apply with `git apply`)
+#   benchmarks.diff  what the benches wrote into docs/notes/benchmarks-log.md (apply with `git apply`)
 #   finite_d.json    the finite-d numbers (bench_gpu_finite_d.py --json)
 #   slice.json, diagram_cpu.json, diagram_gpu.json   issue 34's parts (bench_gpu_diagram.py; the CLI's --json)
 #   suite/environment.txt, suite/progress.txt, suite/failures.txt, suite/pytest.log   (bench/gpu_suite.sh)
@@ -52,7 +52,7 @@ stop_part() {
 }
 trap 'stop_part; rm -rf "$scratch"' EXIT
 trap 'echo "=== stopped by a signal" >> "$log"; exit 143' TERM INT HUP
-cp docs/benchmarks.md "$scratch/benchmarks.before.md"
+cp docs/notes/benchmarks-log.md "$scratch/benchmarks.before.md"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false     # benches start worker processes; each allocates as it needs
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
@@ -206,10 +206,10 @@ if [ -f "$out/suite/progress.txt" ]; then      # gpu_suite.sh exits 0 whatever p
       "$out/suite/progress.txt"; } >> "$summary"
 fi
 
-python3 - "$scratch/benchmarks.before.md" docs/benchmarks.md "$out/benchmarks.diff" <<'EOF'
+python3 - "$scratch/benchmarks.before.md" docs/notes/benchmarks-log.md "$out/benchmarks.diff" <<'EOF'
 import difflib, sys
 before, after = (open(p).read().splitlines(keepends=True) for p in sys.argv[1:3])
-diff = difflib.unified_diff(before, after, "a/docs/benchmarks.md", "b/docs/benchmarks.md")
+diff = difflib.unified_diff(before, after, "a/docs/notes/benchmarks-log.md", "b/docs/notes/benchmarks-log.md")
 open(sys.argv[3], "w").writelines(diff)
 EOF
 files=$(find "$out" -type f | wc -l)

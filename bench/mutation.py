@@ -18,7 +18,7 @@ called directly) run in THIS process (compiled programs of unchanged code are sh
     python bench/mutation.py run --per-module 6 --out bench/mutation_results.jsonl   # appends; resumable
     python bench/mutation.py report bench/mutation_results.jsonl                     # markdown table
 
-The score per module goes to docs/benchmarks.md ("Tests that catch a wrong answer"); a fixed set of five science mutants runs
+The score per module goes to docs/notes/benchmarks-log.md ("Tests that catch a wrong answer"); a fixed set of five science mutants runs
 in the default suite (tests/test_science_mutants.py, the same mechanism).
 """
 from __future__ import annotations

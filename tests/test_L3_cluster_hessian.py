@@ -1,5 +1,5 @@
 """``attnphase.simulate.risk_hessian``: gradient and Hessian of the training objective (MODEL.md §2), used by
-bench/bench_L3_cluster_hessian.py to classify L-BFGS end points (issue 11, helper hB)."""
+bench/investigations/bench_L3_cluster_hessian.py to classify L-BFGS end points (issue 11, helper hB)."""
 
 import jax
 import jax.numpy as jnp

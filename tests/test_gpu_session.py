@@ -2,7 +2,7 @@
 every part's plumbing, the per-part time limits (a part that runs out is recorded, the next one still runs),
 and what the device tool brings back (at most 8 files, at most ``$OUT/a/b/file`` deep).
 
-The script runs on a copy of the tree (the benches write docs/benchmarks.md)."""
+The script runs on a copy of the tree (the benches write docs/notes/benchmarks-log.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def _copy_tree(dst: Path) -> None:
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
     for d in ("src", "bench", "tests"):
         shutil.copytree(ROOT / d, dst / d, ignore=skip)
-    (dst / "docs").mkdir()
-    shutil.copy(ROOT / "docs" / "benchmarks.md", dst / "docs")
+    (dst / "docs" / "notes").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "notes" / "benchmarks-log.md", dst / "docs" / "notes")
     shutil.copy(ROOT / "pyproject.toml", dst)
     if (ROOT / ".whl").is_dir():                       # bench/gpu_wheels.sh's download, when there is one
         shutil.copytree(ROOT / ".whl", dst / ".whl")
@@ -76,7 +76,7 @@ def test_a_part_out_of_time_is_recorded_and_unselected_parts_do_not_run(tmp_path
     log = (out / "session.log").read_text()
     assert "=== batch: timeout" in log and "bench_engine.py --parts batch" in log
     assert (out / "benchmarks.diff").read_text() == ""          # interrupted before its first row
-    assert (root / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
+    assert (root / "docs" / "notes" / "benchmarks-log.md").read_text() == (ROOT / "docs" / "notes" / "benchmarks-log.md").read_text()
     _check_files(out)
 
 
@@ -107,7 +107,7 @@ def test_diagram_session_on_the_cpu_at_a_reduced_size(tmp_path):
     for name in ("diagram_cpu", "diagram_gpu"):
         pd_ = json.loads((out / f"{name}.json").read_text())
         assert pd_["not_converged_cells"] == 0 and pd_["provenance"]["seconds"] > 0
-        # α_c(0.3) = 1.2515 (docs/phase_boundaries.md), here linearly interpolated between α = 1 and 1.5: 1.20
+        # α_c(0.3) = 1.2515 (docs/notes/2026-12-03-phase-boundaries.md), here linearly interpolated between α = 1 and 1.5: 1.20
         assert pd_["lines"][0]["alpha_c"] == pytest.approx(1.2515, abs=0.06)
     assert (root / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
     _check_files(out)
@@ -117,7 +117,7 @@ def test_diagram_session_on_the_cpu_at_a_reduced_size(tmp_path):
 def test_tiny_session_runs_every_part(tmp_path):
     """All parts at toy sizes (~1 min): the engine parts run out of their 2 s, the finite-d bench and the GPU
     suite's selection still run and write their files; the finite-d block goes into the issue-10 section of
-    docs/benchmarks.md (the engine's section stays the last), and benchmarks.diff carries it."""
+    docs/notes/benchmarks-log.md (the engine's section stays the last), and benchmarks.diff carries it."""
     root, out, proc = _run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     st = _statuses(out)
@@ -129,18 +129,18 @@ def test_tiny_session_runs_every_part(tmp_path):
     fd = json.loads((out / "finite_d.json").read_text())
     assert [(r["optimizer"], r["group"]) for r in fd["rows"]] == [("lbfgs", 2), ("gd", 2)]
     assert fd["rows"][0]["converged"] == fd["instances"] == 4
-    doc = (root / "docs" / "benchmarks.md").read_text()
+    doc = (root / "docs" / "notes" / "benchmarks-log.md").read_text()
     heads = [ln for ln in doc.splitlines() if ln.startswith("## ")]
     assert heads[-1] == ENGINE_TITLE
     block = doc.index("<!-- finite-d-device-cpu -->")
     assert doc.rindex("## Finite-d throughput and the paper's diagram (issue 10)", 0, block) == \
         doc.rindex("\n## ", 0, block) + 1                      # inside the issue-10 section
-    # benchmarks.diff turns the tree's docs/benchmarks.md of before the session into the one after it
+    # benchmarks.diff turns the tree's docs/notes/benchmarks-log.md of before the session into the one after it
     applied = tmp_path / "applied"
-    (applied / "docs").mkdir(parents=True)
-    shutil.copy(ROOT / "docs" / "benchmarks.md", applied / "docs")
+    (applied / "docs" / "notes").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "notes" / "benchmarks-log.md", applied / "docs" / "notes")
     subprocess.run(["git", "apply", str(out / "benchmarks.diff")], cwd=applied, check=True)
-    assert (applied / "docs" / "benchmarks.md").read_text() == doc
+    assert (applied / "docs" / "notes" / "benchmarks-log.md").read_text() == doc
     assert "+### Finite-d training on the CPU: d = 60, α = 2 (n = 120)" in (out / "benchmarks.diff").read_text()
     progress = (out / "suite" / "progress.txt").read_text()
     assert "PASSED" in progress and "test_positional_directions_orthonormal" in progress

@@ -1,4 +1,4 @@
-"""Fixes found on the σ/λ variant rows of docs/phase_boundaries.md (issue #9): a branch first valid in an
+"""Fixes found on the σ/λ variant rows of docs/notes/2026-12-03-phase-boundaries.md (issue #9): a branch first valid in an
 extension block gets its beginning located; α_c where the competitor turns unstable is located by solves and
 told apart from a continuous birth and from an e_t crossing above a fold; a failed solve next to a valid point
 already near the uninformative point is a collapse. Stand-ins for the theory solver (fast) and two checks
@@ -279,7 +279,7 @@ def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
     """σ = 1, ω = 0.02 on the grid [0.4, 0.5, 0.6]: the uninformative point turns unstable against θ at
     α_c ≈ 0.524 (nodes = 8 factor; 0.499 on the survey's nodes = 4 factor), the semantic branch followed down
     ends near 0.54 (no converged fixed point at α = 0.5: the θ direction is flat within the rule's error,
-    docs/phase_boundaries.md). Between α_c and the semantic branch's first valid point no stable fixed point is
+    docs/notes/2026-12-03-phase-boundaries.md). Between α_c and the semantic branch's first valid point no stable fixed point is
     known: α_l is never read inside that stretch — it is a number above it (measured 0.5624 on this grid, where
     ε_g^sem crosses ε_lin) or the bracket [α_c, first valid semantic point]."""
     r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6], mixed_alphas=[], extend=False)

@@ -7,14 +7,14 @@ Independent values used here (each assertion names its source):
   solution, coarse quadrature: 1–3 % from ours, docs/theory.md "Against the paper's table");
 * the paper's finite-d runs (``gd_d1000_omega0.3.csv``, GD at d = 1000, means and spreads over instances);
 * the paper's α_c(0.3) ≈ 1.24, α_l(0.3) ≈ 1.45 (MODEL.md §6), which ours exceed by +0.012 / +0.042 for a
-  documented reason (the table's quadrature bias, docs/phase_boundaries.md "Why ours sit above the paper's");
+  documented reason (the table's quadrature bias, docs/notes/2026-12-03-phase-boundaries.md "Why ours sit above the paper's");
 * ε_lin by a Monte Carlo of MODEL.md §5's formula written in this file (:func:`eps_lin_monte_carlo`);
-* the refined lines of docs/phase_boundaries.md (our own refined run at nodes = 8, xtol = 1e-4: a regression
+* the refined lines of docs/notes/2026-12-03-phase-boundaries.md (our own refined run at nodes = 8, xtol = 1e-4: a regression
   pin of the package's output, labelled so where used; the tolerance 2e-3 is justified by the resolution
   study in :func:`test_theory_transition_default_lambda_pins_the_lines`).
 
 A broken wiring between a command and the library (an option dropped, swapped or defaulted) moves these
-numbers far outside their tolerances; docs/benchmarks.md ("Tests that catch a wrong answer") records one
+numbers far outside their tolerances; docs/notes/benchmarks-log.md ("Tests that catch a wrong answer") records one
 deliberate break.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ SEM = reference.load("theory_omega0.3_semantic.csv")        # the paper's tables
 POS = reference.load("theory_omega0.3_positional.csv")
 GD = reference.load("gd_d1000_omega0.3.csv")
 
-# docs/phase_boundaries.md, "Measured lines": OUR refined run (nodes 8, xtol 1e-4) -- regression pins of the
+# docs/notes/2026-12-03-phase-boundaries.md, "Measured lines": OUR refined run (nodes 8, xtol 1e-4) -- regression pins of the
 # package's own output, not independent values; the paper's own values are PAPER_LINES.
 REFINED = {0.1: (0.7508, 0.8930), 0.3: (1.2515, 1.4922)}
 PAPER_LINES = {0.3: (1.24, 1.45)}                           # MODEL.md §6
@@ -130,7 +130,7 @@ def test_theory_curve_semantic_against_the_paper_table(tmp_path):
 def test_theory_transition_default_lambda_pins_the_lines(omega, alphas):
     """`theory transition` at the default λ = 0.01 and resolution (curves nodes 4, Brent nodes 8), narrow grids:
     α_c and α_l within LINE_TOL = 2e-3 of the refined lines (regression pins of our own refined run,
-    docs/phase_boundaries.md). Resolution study (2026-12-06, this file's grids): Brent at nodes 8 gives
+    docs/notes/2026-12-03-phase-boundaries.md). Resolution study (2026-12-06, this file's grids): Brent at nodes 8 gives
     α_c(0.1), α_l(0.1), α_c(0.3), α_l(0.3) = 0.75079, 0.89297, 1.25153, 1.49225 (≤ 5e-5 from the pins); at
     nodes 4, α_c(0.3) = 1.2526, α_l(0.3) = 1.4898 (2.4e-3 off: too coarse for 2e-3, hence nodes 8 here).
     At ω = 0.3 the paper's 1.24 / 1.45 (independent) lie the documented +0.012 / +0.042 below."""

@@ -212,7 +212,7 @@ def test_no_fine_semantic_point_is_a_failure_not_a_number():
 def test_sigma_1p5_alpha_c_located_at_order_16_and_checked_by_independent_solves():
     """σ = 1.5 (q ≈ 1 on the semantic branch at the lines: order 16; q ≈ 1.7 at the uninformative point: order
     24). The old code kept the curves' (order 4, 1.053) or the order-8 crossing (1.018); the semantic branch at
-    order 16 against the uninformative point at order 24 cross at 1.0116 (docs/theory_general.md). Independent
+    order 16 against the uninformative point at order 24 cross at 1.0116 (docs/notes/2026-12-05-theory-general.md). Independent
     solves (semantic at order 16 warm-started from an order-4 point at α = 1.2, no continuation; the uninformative
     point cold at the competitor's recorded order) 0.01 outside the bracket see the global minimum flip."""
     import numpy as np

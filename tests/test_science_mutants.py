@@ -1,5 +1,5 @@
 """Five science mutants that the default suite must kill (issue 33; the sampled mutation score over the
-equation modules is in docs/benchmarks.md, "Tests that catch a wrong answer", from bench/mutation.py).
+equation modules is in docs/notes/benchmarks-log.md, "Tests that catch a wrong answer", from bench/mutation.py).
 
 Each mutant is one plausible slip in an equation of MODEL.md: the function's source with one text replaced,
 compiled in its module's namespace and put in place of the original in every attnphase module that holds it

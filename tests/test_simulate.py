@@ -186,7 +186,7 @@ def test_changing_omega_init_and_steps_does_not_recompile(gd_lbfgs):
 
 
 def test_instances_per_batch_is_device_aware():
-    # CPU: one at a time at every size (lockstep L-BFGS and cache misses, docs/benchmarks.md issue 34)
+    # CPU: one at a time at every size (lockstep L-BFGS and cache misses, docs/notes/benchmarks-log.md issue 34)
     for n, d in ((10, 1000), (400, 200), (1000, 1000), (2000, 1000)):
         assert instances_per_batch(n, 2, d, 4, 24, backend="cpu") == 1
     # accelerator: all instances of the call while 3·n·L·d numbers each fit DEVICE_BATCH_BYTES (4 GiB)
@@ -228,7 +228,7 @@ def test_bad_simulate_args(kw):
 def test_reproduces_reference_gd_d1000(alpha, init):
     """MODEL.md §4/§9: the paper's protocol (5000 GD steps of 0.15) at d = 1000 on 8 instances matches the
     published GD means of ε_g, e_t, m, θ/σ² within max(3 combined s.e., 5 %) (rule in attnphase.reference_gd).
-    ~1 min per point. Table: ``python bench/bench_simulate.py --only repro`` (docs/benchmarks.md), which also
+    ~1 min per point. Table: ``python bench/bench_simulate.py --only repro`` (docs/notes/benchmarks-log.md), which also
     shows where converged L-BFGS differs (α ≤ 1, semantic: 5000 GD steps have not reached the minimum)."""
     from attnphase import reference_gd
     if not reference_gd.default_csv().exists():

@@ -11,7 +11,7 @@ from attnphase.model import ModelParams
 ALPHA_C_03 = 1.2515293861468606
 ALPHA_L_03 = 1.492248488848002
 """Regression pin: ``attnphase theory transition --omega 0.3 --json`` on the pre-refactor code (main at commit
-2c6a4e5, 2026-12-06, split rule, defaults); docs/phase_boundaries.md lists 1.2515 / 1.4922."""
+2c6a4e5, 2026-12-06, split rule, defaults); docs/notes/2026-12-03-phase-boundaries.md lists 1.2515 / 1.4922."""
 
 
 @pytest.mark.slow

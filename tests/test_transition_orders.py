@@ -1,5 +1,5 @@
 """The order α_l is located at comes from the refinements' own results (``_refine``, ``_refine_l`` return it),
-not from the notes' text (MODEL.md §6 "Transition"; docs/theory_general.md, issue 11, helper hA)."""
+not from the notes' text (MODEL.md §6 "Transition"; docs/notes/2026-12-05-theory-general.md, issue 11, helper hA)."""
 
 import pandas as pd
 import pytest

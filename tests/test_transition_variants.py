@@ -73,7 +73,7 @@ def test_fixed_point_kind_by_overlaps():
 
 def test_uninformative_point_turns_unstable_between_0p6_and_0p7_at_sigma_0p7():
     """σ = 0.7 (ω = 0.3, λ = 0.01): the uninformative point (m = θ = 0) is the stable fixed point at α = 0.6 and a
-    saddle at α = 0.7 — the semantic branch splits off it in between (α_c ≈ 0.642, docs/phase_boundaries.md)."""
+    saddle at α = 0.7 — the semantic branch splits off it in between (α_c ≈ 0.642, docs/notes/2026-12-03-phase-boundaries.md)."""
     from attnphase.theory import solve_point
     p = ModelParams(omega=0.3, sigma=0.7, lam=0.01)
     below, above = (solve_point(p, a, "uninformative", nodes=4, max_steps=100) for a in (0.6, 0.7))

@@ -3,7 +3,7 @@
     python bench/investigations/alpha_c_l3_vs_l2.py OUT.png L3_JSON [L3_JSON ...]
 
 L3_JSON: outputs of ``attnphase theory transition --L 3 --A "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6" --omega W --json``.
-The L = 2 line is read from docs/phase_boundaries.md (the 11 default-σ/λ rows). A bound (``< 0.3``) is drawn
+The L = 2 line is read from docs/notes/2026-12-03-phase-boundaries.md (the 11 default-σ/λ rows). A bound (``< 0.3``) is drawn
 as a triangle at the bound, an error bar where α_c carries one.
 """
 
@@ -24,7 +24,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def l2_rows():
     rows = []
-    for line in (DOCS / "phase_boundaries.md").read_text().splitlines():
+    for line in (DOCS / "notes" / "2026-12-03-phase-boundaries.md").read_text().splitlines():
         m = re.match(r"\| ([0-9.]+) \| 0\.5 \| 0\.01 \| ([0-9.]+) \| [^|]* \| ([0-9.]+|> 6) \|", line)
         if m:
             rows.append((float(m.group(1)), float(m.group(2)), None if m.group(3).startswith(">") else float(m.group(3))))

@@ -18,7 +18,7 @@ Notebook API (imported lazily on first use; every result has ``.to_frame()`` and
 A runnable tour: ``examples/tour.py``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 import types as _types
 

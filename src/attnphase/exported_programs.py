@@ -3,7 +3,7 @@
 Why: JAX's persistent compilation cache (:mod:`.xla_cache`) keeps the compiled executables, but its key is the
 lowered program, so every process still traces and lowers each program before it can look the executable up.
 For the engine's map (one vmapped, unrolled multi-start Newton per QMC sample) tracing dominates a fresh
-process: ~1–2 s per program and row/point-count shape, six programs for one point (docs/theory_general.md,
+process: ~1–2 s per program and row/point-count shape, six programs for one point (docs/notes/2026-12-05-theory-general.md,
 "Fresh-process latency (issue 11, helper hA)").
 
 Used by the engine's map (``theory.engine._compiled_map``), the constrained map (``theory.constrained``) and

@@ -291,7 +291,7 @@ DEVICE_BATCH_BYTES = 4 * 2 ** 30
 def instances_per_batch(n: int, L: int, d: int, itemsize: int, instances: int, backend: str | None = None) -> int:
     """How many instances :func:`simulate` vmaps together (the groups run one after another in one call).
 
-    CPU: 1 at every size. Measured at d = 1000 (docs/benchmarks.md, issue 34): a vmapped group's L-BFGS
+    CPU: 1 at every size. Measured at d = 1000 (docs/notes/benchmarks-log.md, issue 34): a vmapped group's L-BFGS
     ``while_loop`` runs in lockstep to its slowest instance (at α = 0.01 one instance in 24 needs 831
     iterations, the others ≤ 24: the group of 24 cost 13× the CPU time of one at a time), and from α ≈ 0.5 up
     a group's data no longer stays in the CPU's cache (pairs at α = 1: 1.45× the CPU time). Accelerator
@@ -352,7 +352,7 @@ def instance(params: ModelParams, *, alpha: float, d: int, seed: int = 0, index:
              x64: bool = False) -> Instance:
     """Instance ``index`` of ``simulate(params, alpha=alpha, d=d, seed=seed, instances > index)``: the same key
     ``fold_in(key(seed), index)`` and draws (float32 unless ``x64``), for re-examining one run's end point
-    (bench/bench_lbfgs_endpoints.py; :func:`train` from :func:`initial_Q` reproduces simulate's m, θ, q, e_t,
+    (bench/investigations/bench_lbfgs_endpoints.py; :func:`train` from :func:`initial_Q` reproduces simulate's m, θ, q, e_t,
     tests/test_simulate_instance.py). Call inside ``jax.enable_x64(True)`` when ``x64``."""
     alpha = check_range("alpha", alpha, lo=0.0, lo_open=True)
     d = check_int("d", d, max(2, params.k))

@@ -5,7 +5,7 @@ map, the split-rule program, the Newton kernel, the finite-size programs, ``simu
 :func:`enable` before its first compilation, so a fresh process (a CLI call, a sweep or diagram worker, a test
 worker) loads the executables an earlier process compiled instead of compiling them again (measured on the
 2-core VM: a fresh process solving one 4096 × 4 point, 25.8 → 9.9 s at L = 2 and 58.5 → 22.0 s at L = 3;
-docs/benchmarks.md, "Persistent compilation cache in every process").
+docs/notes/benchmarks-log.md, "Persistent compilation cache in every process").
 
 What :func:`enable` changes (global JAX settings of this process, once; nothing else of the package does):
 
@@ -17,7 +17,7 @@ What :func:`enable` changes (global JAX settings of this process, once; nothing 
 What it does not change: results (the cache key is the compiled program itself: its HLO, the compile options,
 the backend and JAX's version; ``jax._src.cache_key.get``), the threshold
 ``jax_persistent_cache_min_compile_time_secs`` (JAX's default, 1 s: programs that compile faster are not
-written; lowering it to 0 was measured and gave no gain: docs/theory_general.md, "Persistent compilation cache
+written; lowering it to 0 was measured and gave no gain: docs/notes/2026-12-05-theory-general.md, "Persistent compilation cache
 in every process"),
 and nothing at all when the user configured a cache directory (``jax_compilation_cache_dir`` or the
 ``JAX_COMPILATION_CACHE_DIR`` variable): then the user's cache and settings are used as they are.
@@ -63,7 +63,7 @@ CACHE_ENV = "ATTNPHASE_XLA_CACHE"
 """Directory of JAX's persistent compilation cache used by the package (default ``~/.cache/attnphase/xla``;
 ``off`` disables it). A fresh process that solves one L = 2 point spends ~13 s compiling; with the cache filled
 it reads the compiled programs in ~0.7 s instead (JAX still traces and lowers them to compute the cache key,
-~5 s there; docs/benchmarks.md, "Persistent compilation cache in every process"). The engine's traced programs
+~5 s there; docs/notes/benchmarks-log.md, "Persistent compilation cache in every process"). The engine's traced programs
 are kept in its subfolder ``exported`` (:mod:`attnphase.exported_programs`), so that tracing is skipped too."""
 
 MAX_BYTES = 4 * 2 ** 30

@@ -1,4 +1,4 @@
-"""Collapsing pinned branches and the sign of the growth factor (issue 11, helper hD; docs/theory_general.md,
+"""Collapsing pinned branches and the sign of the growth factor (issue 11, helper hD; docs/notes/2026-12-05-theory-general.md,
 "Collapsing pinned branches").
 
 A pinned branch whose overlap (θ semantic, m positional) falls onto the uninformative point used to end `not

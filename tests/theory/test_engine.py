@@ -307,7 +307,7 @@ def test_qmc_engine_equals_split_rule_omega_grid_default_size():
     rule (4096 × 4, grown until every relative s.e. is below 5e-3/3, engine._refine) — one vmapped batch per
     branch: within 3 standard errors AND 5e-3 relative of the split rule (nodes 8), the target met. Positional
     ω = 0.1 has no point to compare with (collapsed branch, NOT_SIGNIFICANT, not grown). Measured in
-    docs/theory_general.md ("Error-controlled QMC size")."""
+    docs/notes/2026-12-05-theory-general.md ("Error-controlled QMC size")."""
     p = ModelParams()
     omegas = [0.1, 0.3, 0.5]
     for branch in ("semantic", "positional"):

@@ -89,7 +89,7 @@ def test_L3_semantic_at_alpha_10_is_a_fixed_point_continuous_with_alpha_2_to_8()
 
 def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_located(monkeypatch):
     """Stand-in for a semantic branch that ends between two α (measured: r = 2, r* = 3, L = 2 between α = 2
-    and 2.75, docs/theory_general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
+    and 2.75, docs/notes/2026-12-05-theory-general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
     at α = 4 and followed DOWN (``branch_end.continue_down_in_alpha``; here from the point reached at α = 3: points
     of one model share the descent, largest α first); the failure stays, and
     ``iteration["branch_end"]`` brackets the end, (b, a) with b < 2.6 ≤ a within the ladder's resolution, the same
@@ -118,7 +118,7 @@ def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_
 
 
 def test_a_descent_that_loses_the_branch_on_some_scrambles_does_not_call_it_the_branch_end(monkeypatch):
-    """Stand-in for the measured r = 2, r* = 3, α = 2 descent (docs/theory_general.md, "The descent in α near a
+    """Stand-in for the measured r = 2, r* = 3, α = 2 descent (docs/notes/2026-12-05-theory-general.md, "The descent in α near a
     branch end"): below α = 2.6 one of the two scrambles fails, the other converges. The bracket is where the
     continuation broke, not where the branch ends (α = 3 converges there while the descent bracketed 3.39–3.41),
     so ``branch_end["partial"]`` is True and the note says "lost", never "ends between". Before: the same note as

@@ -1,4 +1,4 @@
-"""The engine next to the q = 0 onsets at L = 3 (docs/theory_general.md, "The engine next to a q = 0 onset
+"""The engine next to the q = 0 onsets at L = 3 (docs/notes/2026-12-05-theory-general.md, "The engine next to a q = 0 onset
 (issue 11, helper hD)"): the positional branch leaves q = 0 along a degenerate direction (the plane M ⟂ (1, 1, 1)
 of A = 0.4 I + 0.2 J, P = I), which the engine now keeps to the subspace fixed by its start's token exchange;
 a transition through any solver quotes the onsets from q = 0."""
@@ -63,7 +63,7 @@ def test_transition_through_another_solver_quotes_the_onsets():
 
 @pytest.mark.slow
 def test_transition_at_L3_quotes_the_onsets():
-    """The same at L = 3 (closed form on 40³ nodes, ~35 s): the onsets of docs/theory_general.md, "The q = 0 point
+    """The same at L = 3 (closed form on 40³ nodes, ~35 s): the onsets of docs/notes/2026-12-05-theory-general.md, "The q = 0 point
     for any L". Fails on the old code."""
     note = _transition_note(L3.replace(lam=0.5))
     assert "a positional branch leaves q = 0 for λ < 0.1042" in note

@@ -16,7 +16,7 @@ from attnphase.theory import finite_size as FS
 A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
 L3_SEMANTIC_A2 = dict(q=0.19396, theta=0.21419, V=8.9363, eps_g=0.0036154, e_t=0.009756)
 """The L = 3 (A3, P = I, ω = 0.3, σ = 0.5, λ = 0.01) semantic fixed point at α = 2: QMC engine 1024 × 4,
-docs/theory_general.md, table "Theory fixed points" (errors ≤ 1e-4 on q, θ; 3e-6 on ε_g; 4e-6 on e_t)."""
+docs/notes/2026-12-05-theory-general.md, table "Theory fixed points" (errors ≤ 1e-4 on q, θ; 3e-6 on ε_g; 4e-6 on e_t)."""
 
 
 def _l3_state(v=L3_SEMANTIC_A2):
@@ -105,7 +105,7 @@ def test_record_adds_coefficient_over_d_with_errors():
     for k in ("eps_g", "e_t"):
         assert rec[f"{k}_at_d"] == pytest.approx(v[k] + rec[f"{k}_coef"] / 1000, rel=1e-12)
         assert 3e-6 <= rec[f"{k}_at_d_err"] <= 3e-6 + 4e-6 + rec[f"{k}_coef_err"] / 1000
-    # docs/theory_general.md ("Finite-size extrapolation"): ε_g term 0.52, e_t term 1.05 at this point
+    # docs/notes/2026-12-05-theory-general.md ("Finite-size extrapolation"): ε_g term 0.52, e_t term 1.05 at this point
     assert rec["eps_g_coef"] == pytest.approx(0.52, rel=0.01) and rec["e_t_coef"] == pytest.approx(1.05, rel=0.01)
     none = FS.record(p, 2.0, None, 1000, v)
     assert none["d"] == 1000 and all(math.isnan(none[k]) for k in FS.COLUMNS if k != "d")
@@ -133,7 +133,7 @@ def test_correction_matters_at_L3_and_is_small_at_L2():
 def test_corrected_values_against_small_d_lbfgs():
     """L = 3, α = 2, semantic start, 16 L-BFGS minimisers at d = 150: ε_g and e_t agree with the theory at
     dimension d within max(3 s.e., 3 %) (issue 31's acceptance rule; what is left is the overlaps' own O(1/d)
-    shift, the ε_g slope measured 0.537 ± 0.009 against the coefficient's 0.520, docs/theory_general.md), while
+    shift, the ε_g slope measured 0.537 ± 0.009 against the coefficient's 0.520, docs/notes/2026-12-05-theory-general.md), while
     the d → ∞ values miss by a factor ~2 (ε_g) and ~1.6 (e_t). Breaking the coefficients (no factor α in
     e_t's, or ε_g's dropped) fails it."""
     from attnphase.simulate import TrainConfig, simulate

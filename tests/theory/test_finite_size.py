@@ -100,7 +100,7 @@ def test_finite_d_training_loss_needs_the_alpha_factor():
     """L = 3 (A = 0.4 I + 0.2 J, P = I), α = 2, semantic: 16 L-BFGS minimisers at d = 500 against the theory
     at dimension d. With the term α E‖S(ĥ)P‖²/(2d) e_t agrees within 3 s.e. (+ the 1/d² curvature measured in
     the d-series, < 1e-4); without the factor α (the earlier formula) it misses by ~10 s.e. ε_g likewise with
-    its exact fixed-overlap coefficient. (The d = 500–4000 series: docs/theory_general.md.)"""
+    its exact fixed-overlap coefficient. (The d = 500–4000 series: docs/notes/2026-12-05-theory-general.md.)"""
     from attnphase.simulate import TrainConfig, simulate
     from attnphase.theory.engine import QMCConfig, solve
     p = ModelParams(L=3, A=A3, omega=0.3)
@@ -126,7 +126,7 @@ def test_prox_is_global_at_the_L3_finite_d_positional_state(V):
     """Issue 11 (B): at the L = 3 finite-d positional state (q = 0.105, ‖M‖ = 0.22 along a d = 1000 minimiser's own
     direction, θ = 0.02), where the theory map has no fixed point, the engine's multi-start prox finds the global
     minimum: never above a brute force of BFGS runs from a 6³ grid over the box |h − ω| ≤ √(2Vℓ(ω)) (which
-    contains the global minimiser). (bench/bench_prox_L3_brute.py: 1536 samples on a 41³ grid, no miss.)"""
+    contains the global minimiser). (bench/investigations/bench_prox_L3_brute.py: 1536 samples on a 41³ grid, no miss.)"""
     from scipy.optimize import minimize
     p = ModelParams(L=3, A=A3, omega=0.3)
     s2, n = p.sigma ** 2, 12

@@ -1,6 +1,6 @@
 """Fixed points of piecewise-smooth maps (a QMC map jumps where a sample's minimiser switches basin), the error
 control's record of each size, and the Student-t judgement of a deviation from few scrambles
-(docs/theory_general.md, "Near the positional fold (ω = 0.1)")."""
+(docs/notes/2026-12-05-theory-general.md, "Near the positional fold (ω = 0.1)")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The :class:`attnphase.theory.ladder.Ladder` in bracket mode (the engine's descent in α towards a failed
-semantic point, docs/theory_general.md, "The descent in α near a branch end"), driven by stand-in solves: no
+semantic point, docs/notes/2026-12-05-theory-general.md, "The descent in α near a branch end"), driven by stand-in solves: no
 engine, each test well under a second. Before (the ladder without ``bracket_tol``): after a success the ratio
 grew back to 1.5 and the ladder stepped past values that had already failed (measured at r = 2, r* = 3, α = 2:
 2.667 and 2.951 each failed twice, 13 steps without closing the bracket)."""

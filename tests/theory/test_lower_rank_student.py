@@ -1,4 +1,4 @@
-"""A student of lower rank than the teacher (r = 1 < r* = 2; MODEL.md §8; docs/theory_general.md, "A student of
+"""A student of lower rank than the teacher (r = 1 < r* = 2; MODEL.md §8; docs/notes/2026-12-05-theory-general.md, "A student of
 lower rank than the teacher"). Before the teacher-side gauge (``engine.teacher_pin``) and the Cauchy–Schwarz
 bound on Anderson steps (``job.admissible``) the engine never solved it (``invalid_state`` /
 ``not_significant`` at every α tried); each test here failed on that code."""
@@ -100,7 +100,7 @@ def test_alpha_2_converges_at_a_fixed_size():
 
 @pytest.mark.slow
 def test_lower_rank_student_agrees_with_finite_d_minimisers():
-    """α = 4 (away from the weak-recovery end of the branch, where θ is soft: docs/theory_general.md): the theory
+    """α = 4 (away from the weak-recovery end of the branch, where θ is soft: docs/notes/2026-12-05-theory-general.md): the theory
     point (4096 × 4) against L-BFGS minimisers from the semantic start at d = 1000 (4 instances; measured
     2026-12-05: θ 0.2177 ± 0.0058, q 0.2192 ± 0.0047, e_t 0.01598 ± 0.00043, ε_g 0.00426 ± 0.00010 against
     theory 0.2093, 0.2179, 0.01628, 0.00448). Tolerance: 3 s.e. of the instance mean or 8 % (the finite-d
@@ -119,7 +119,7 @@ def test_lower_rank_student_agrees_with_finite_d_minimisers():
 
 @pytest.mark.slow
 def test_rank2_student_of_a_rank3_teacher_converges_from_the_full_signal_start():
-    """r = 2, r* = 3, α = 4 (docs/theory_general.md, "r < r* follow-ups"): the model/reference start (θ on one
+    """r = 2, r* = 3, α = 4 (docs/notes/2026-12-05-theory-general.md, "r < r* follow-ups"): the model/reference start (θ on one
     student direction) ends ``invalid_state`` on every scramble (V̂₂₂ < −λ/σ² at the first map call); the
     engine's next start, θ on both (``starts.full_signal_start``), converges. θ's two singular values agree
     (measured 0.19, 0.19 per scramble at 4096 × 4): the fixed point has θ_r ∝ an orthogonal matrix, so the

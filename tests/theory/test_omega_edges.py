@@ -1,4 +1,4 @@
-"""Edges of ω (issue 11, helper hB2; docs/theory_general.md "Edges of ω"): near ω = 1 the positional map has a
+"""Edges of ω (issue 11, helper hB2; docs/notes/2026-12-05-theory-general.md "Edges of ω"): near ω = 1 the positional map has a
 stiff oscillating mode (Jacobian eigenvalue −6 … −9 in the (q, m) plane), and the cold start at damping 0.6
 wandered (ω = 0.98, α = 2: m = −1.23 after 300 steps) or fell onto m = 0; the positional start's q now follows ω
 (``solver.positional_q_factor``) and its cold start runs at damping 0.3, retried at 0.6 where that fails
@@ -13,7 +13,7 @@ from attnphase.model import ModelParams
 from attnphase.theory.solver import COLD_DAMPING, solve_point, start_state
 
 M_INF_OMEGA_1 = 0.35028
-"""ω = 1, α → ∞: the population optimum over m alone (docs/theory_general.md, the audit's table: 0.35038 on a
+"""ω = 1, α → ∞: the population optimum over m alone (docs/notes/2026-12-05-theory-general.md, the audit's table: 0.35038 on a
 2-D Gauss–Hermite rule of order 80, 0.350277 at α = 30 on the split rule)."""
 
 

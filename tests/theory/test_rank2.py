@@ -163,13 +163,13 @@ def test_rank2_fixed_points_semantic_positional_mixed_alpha2():
     direction fits noise: q has rank 2), and the unpinned ``free`` branch from the mixed start converges to a
     point with meaning on one direction and position on the other, of lower e_t than the pinned branches and
     than the rank-1 semantic point (a rank-2 student can do at least as well). Full comparison with finite-d
-    minimisers: bench/bench_theory_vs_finite_d.py (docs/theory_general.md)."""
+    minimisers: bench/bench_theory_vs_finite_d.py (docs/notes/2026-12-05-theory-general.md)."""
     from attnphase.theory.engine import QMCConfig, solve
     from attnphase.theory.solver import solve_point
     p = ModelParams(r=2, omega=0.3)
     cfg = QMCConfig(points=256, scrambles=2)
     # the semantic r = 2 map is rough (ĥ₂ jumps between ± minima): plain damping converges, Anderson and
-    # 512 × 4 points stall at a residual ~1e-2 (docs/theory_general.md)
+    # 512 × 4 points stall at a residual ~1e-2 (docs/notes/2026-12-05-theory-general.md)
     sem = solve(p, 2.0, "semantic", qmc_config=cfg, damping=0.5, anderson=0)
     mix = solve(p, 2.0, "free", qmc_config=cfg, damping=0.3)
     assert sem.converged and mix.converged, (sem.status, mix.status)

@@ -134,7 +134,7 @@ def test_unconverged_point_names_its_failed_scrambles():
 @pytest.mark.slow
 def test_rank2_pinned_points_converge_on_the_default_settings():
     """r = 2, ω = 0.3, 512 × 4 (the bench's size), no iteration knob: positional α = 2 and semantic α = 1 ended
-    ``invalid_state`` without the safeguard (measured: docs/theory_general.md, "Rank-2 defaults and
+    ``invalid_state`` without the safeguard (measured: docs/notes/2026-12-05-theory-general.md, "Rank-2 defaults and
     progress"); with it they converge to the points the hand-set dampings found (the bench table, at the
     same points: q, m / θ, e_t within 1e-3 relative — they agree to the printed digits)."""
     p = ModelParams(r=2, omega=0.3)

@@ -5,7 +5,7 @@ Tolerance: the two paths run the same algorithm element by element but in a diff
 so they agree to the reference map's own round-off, not to 1e-10: Newton stops at |∇F| ≤ 1e-9 and the interval
 flags compare minimisers at 1e-6, so round-off may toggle a flag or a Newton stop and move a hat by up to
 ~2e-6 relative — the spread measured between the reference map's two Newton kernels (2.3e-6 at ω = 0.3,
-α = 2, positional). MAP_TOL is twice that; most points agree to 1e-8 (docs/benchmarks.md, "One compiled map
+α = 2, positional). MAP_TOL is twice that; most points agree to 1e-8 (docs/notes/benchmarks-log.md, "One compiled map
 evaluation")."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ CFG = QMCConfig(points=1024, scrambles=4, coarse=0)
 FD_BIAS = 0.05
 """Allowance for the finite difference's systematic part (SG.STABILITY_EPS): the O(δ²) curvature and the motion
 of the switching set, which a QMC set resolves only through the samples that switch basin within ±δ — neither
-shows in the scrambles' spread. Measured at 4096 × 4 against the split rule (docs/theory_general.md, "Stability
+shows in the scrambles' spread. Measured at 4096 × 4 against the split rule (docs/notes/2026-12-05-theory-general.md, "Stability
 of pinned branches in the engine"): |engine − split| ≤ 3 s.e. + 0.024 on all 11 converged L = 2 points; the
 largest gap 0.081 = 4.2 s.e. (uninformative, ω = 0.1, α = 2: 1.817 ± 0.019 against 1.897)."""
 

@@ -1,5 +1,5 @@
 """Starts of the general engine derived from the model (issue 11 item 4, helper hC; MODEL.md §6, §8;
-docs/theory_general.md "Starts away from σ = 0.5, λ = 0.01"): the start reduces to the split-rule start at
+docs/notes/2026-12-05-theory-general.md "Starts away from σ = 0.5, λ = 0.01"): the start reduces to the split-rule start at
 L = 2, r = 1; from it the QMC engine finds both L = 2 branches away from σ = 0.5, λ = 0.01 where they exist
 (equal to the split rule within the error bars) and says ``not_significant`` / ``collapsed`` where they do not."""
 
@@ -99,7 +99,7 @@ def test_response_record_needs_a_stable_zero_and_every_scramble_its_noise_respon
 
 def test_full_signal_start_only_for_a_semantic_rank_r_student():
     """θ on each of min(r, r*) directions, tried after the model and reference starts (r = 2, r* = 3: the
-    rank-1 θ of those ends ``invalid_state``, docs/theory_general.md "r < r* follow-ups")."""
+    rank-1 θ of those ends ``invalid_state``, docs/notes/2026-12-05-theory-general.md "r < r* follow-ups")."""
     p = ModelParams(r=2, r_star=3)
     names = [n for n, _ in starts.start_candidates(p, "semantic", 2.0)]
     assert names[-1] == "full_signal"

@@ -18,17 +18,34 @@ app = typer.Typer(
 )
 
 
-@app.callback()
-def _root() -> None:
-    """attnphase: simulations, asymptotic theory and phase diagrams of the attention model."""
+def version_line() -> str:
+    """``attnphase 0.2.0 (git <commit>[, dirty])``; the commit from :mod:`attnphase.provenance` (``no git
+    checkout`` for an installed wheel)."""
+    from .. import __version__
+    from ..provenance import git_dirty, git_hash
+    commit = git_hash()
+    where = f"git {commit}{', dirty' if git_dirty() else ''}" if commit else "no git checkout"
+    return f"attnphase {__version__} ({where})"
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="Print the package version and git commit, then exit."),
+) -> None:
+    """attnphase: simulations, asymptotic theory and phase diagrams of the attention model."""
 
 
 @app.command()
 def version() -> None:
-    """Print the package version."""
-    from .. import __version__
-    typer.echo(__version__)
+    """Print the package version and git commit."""
+    typer.echo(version_line())
 
 
 def _register() -> None:

@@ -108,7 +108,7 @@ def zero_point_note(params, alpha: float, branch: str, e_t: float, growth: float
     onsets = [f"a {name} branch leaves q = 0 for λ < {lam:.4g} (growth against {_AGAINST[name]} = 1)"
               for name, lam in (branch_onsets(params, alpha) if closed else {}).items()]
     return (f"q = 0: {what} — the student is zero (Q = 0), e_t = α ε_g = {e_t:.6g}{cf}; {st}"
-            + ("; " + "; ".join(onsets) if onsets else "") + " (docs/theory_general.md, 'Strong ridge')")
+            + ("; " + "; ".join(onsets) if onsets else "") + " (docs/notes/2026-12-05-theory-general.md, 'Strong ridge')")
 
 
 _AGAINST = {"positional": "m", "semantic": "theta"}
@@ -167,7 +167,7 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           dim: int = DimOpt,
           replicon: bool = typer.Option(False, "--replicon", help="Also the replicon (de Almeida-Thouless) "
                                         "eigenvalue of the RS fixed point: 'replicon' = value, error, stable "
-                                        "(RS locally stable iff < 1; docs/theory_general.md, 'Replicon "
+                                        "(RS locally stable iff < 1; docs/notes/2026-12-05-theory-general.md, 'Replicon "
                                         "stability').")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance

@@ -425,7 +425,7 @@ def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin
     distance) and the previous ω's value at
     ``alpha`` (when the guide has one) are both below ``1 − margin``. A point whose factor is left out cannot
     be classified ``unstable``; the margin (0.4 in the diagram) is several times the largest change of the
-    factor between neighbouring grid points measured near a branch's end (docs/benchmarks.md)."""
+    factor between neighbouring grid points measured near a branch's end (docs/notes/benchmarks-log.md)."""
     if margin is None:
         return False
     have = [p for p in computed if p.stability is not None and math.isfinite(p.stability)]
@@ -487,7 +487,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     An invalid α is retried (from the closer start the halving has reached) once the last valid point is
     within ``min_step`` of it, not after every successful half step: a retry from a far start fails like the
     first try, and a failed solve costs the full ``max_steps`` (measured: half the time of a diagram column
-    went into such retries, docs/benchmarks.md).
+    went into such retries, docs/notes/benchmarks-log.md).
 
     The end's kind is the evidence next to it: a failure (``not converged``) with a converged saddle of the
     branch beyond it (state ``unstable``, met on the way) is no fold — the branch exists on both sides — so

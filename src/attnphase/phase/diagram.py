@@ -1,7 +1,7 @@
 """The (α, ω) phase diagram (MODEL.md §6 "Transition"): both pinned branches on a grid, by continuation in α
 within each ω and across ω from the previous ω's solutions (one engine: :mod:`.continuation`).
 
-Speed (docs/benchmarks.md, "40 × 40 diagram"): the ω columns are split into ``workers`` interleaved chains
+Speed (docs/notes/benchmarks-log.md, "40 × 40 diagram"): the ω columns are split into ``workers`` interleaved chains
 (chain k holds ω_k, ω_{k+n}, …, each column guided by its chain's previous ω) run in worker processes with one
 BLAS/XLA thread each; the growth factor of the pinned direction is evaluated only where it can make a point
 ``unstable`` (``stability_margin``)."""

@@ -353,7 +353,7 @@ def unknown_gap(gm, alpha_c: float | None, alpha_l: float | None, eps_lin: float
 
     σ = 1, ω = 0.02 (α_c located at nodes 4, before :func:`precise_crossing`): the uninformative point is a saddle
     from α_c = 0.4988, the semantic branch first valid at 0.5398 (the table's α_l), α = 0.5 between them unknown
-    (docs/phase_boundaries.md)."""
+    (docs/notes/2026-12-03-phase-boundaries.md)."""
     if gm is None or alpha_c is None or alpha_l is None:
         return None
     above = gm[gm["alpha"] > alpha_c + 1e-9].sort_values("alpha")

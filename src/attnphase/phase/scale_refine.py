@@ -1,5 +1,5 @@
 """Scale-aware refinement of α_c and α_l (MODEL.md §6 "Transition"; the split rule's resolution,
-docs/theory_general.md "Split rule: the resolution follows the student's scale").
+docs/notes/2026-12-05-theory-general.md "Split rule: the resolution follows the student's scale").
 
 :func:`~attnphase.phase.transition.transition` follows the branches at a coarse outer order of the split rule
 (``curve_nodes``, 4) and refines at ``nodes`` (8). Both are accurate only while the student norm q is small

@@ -48,7 +48,7 @@ ALPHA_MIN = 0.05
 
 DIAGRAM_NODES = 4
 """Default resolution of the diagram and of the α-grid curves (the solver's coarse split rule: e_t within
-~1e-5 of the default ``nodes = 8``, which moves α_c by ~2e-3; see docs/benchmarks.md)."""
+~1e-5 of the default ``nodes = 8``, which moves α_c by ~2e-3; see docs/notes/benchmarks-log.md)."""
 
 
 def _extension(lo: float, hi: float, direction: str, alpha_max: float, alpha_min: float) -> list[float]:

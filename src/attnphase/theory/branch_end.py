@@ -72,7 +72,7 @@ def continue_down_in_alpha(job: Job, cold: list[int], sols: list, xs: np.ndarray
     (``iteration["start"]``: ``continuation from α = … (n steps)``); where it stops,
     ``iteration["branch_end"]`` = {``between``: [b, a] or None, ``from``, ``status`` (:class:`.ladder.LadderEnd`
     value), ``steps``, ``tried``, ``points``, ``scrambles``, ``note``} and ``iteration["continuation"]`` the
-    note. Measured at r = 2, r* = 3, L = 2 (docs/theory_general.md, "A firmer `collapsed` …" and "The descent
+    note. Measured at r = 2, r* = 3, L = 2 (docs/notes/2026-12-05-theory-general.md, "A firmer `collapsed` …" and "The descent
     in α near a branch end"). ``progress``: every step (:func:`climb`)."""
     todo = [i for i in cold if job.branch == "semantic" and sols[i].status in RETRY
             and (job.al[i] <= LADDER_FROM or not (sols[i].iteration or {}).get("continuation_started", False))]

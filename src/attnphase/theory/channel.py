@@ -141,7 +141,7 @@ def _hats(params, alpha, q, V, theta, coords, W, g1, g2, M, max_grad, state, tra
 V_HAT_Q_FLOOR = 1e-8
 """Below ``q = V_HAT_Q_FLOOR·σ²`` V̂ is the derivative form ``−α E[Σ_l ∂g_l/∂ω_l]``, not the Stein form
 ``−α E[Σ_l g_l ξ_l]/√q + θθ̂/q`` (MODEL.md §6): Stein divides the prox's absolute error in g (~1e-12, its
-Newton tolerance) by √q, and q → 0 made it D = λ + σ²V̂ ≤ 0 at λ = 0.5 (docs/theory_general.md, "Strong
+Newton tolerance) by √q, and q → 0 made it D = λ + σ²V̂ ≤ 0 at λ = 0.5 (docs/notes/2026-12-05-theory-general.md, "Strong
 ridge"). The derivative form misses the jump terms of g on the basin-switching set, whose weight vanishes with
 the spread √q of ω; above the floor Stein keeps them (the two forms measured in that section)."""
 

@@ -17,7 +17,7 @@ QMC noise around a stable Z = 0: :func:`response_record`; else ``not_significant
 tells the failures apart: the overlap,
 averaged over the scrambles' last iterates (norms, so that scrambles with opposite signs do not cancel), below
 ``COLLAPSE_FRACTION`` of the model start's (:func:`starts.model_start`, the branch's expected scale).
-Measured (docs/theory_general.md, "Starts away from σ = 0.5, λ = 0.01"): collapsed failures end at 0–3.9 %
+Measured (docs/notes/2026-12-05-theory-general.md, "Starts away from σ = 0.5, λ = 0.01"): collapsed failures end at 0–3.9 %
 of the start's overlap, failures on existing branches at ≥ 45 %.
 """
 
@@ -47,7 +47,7 @@ RESPONSE_TOL = 1.0
 where ``‖Z_s − Z_pred,s‖ ≤ RESPONSE_TOL × rms_s ‖Z_pred,s‖`` (the prediction's error is set by the point set's
 noise as a whole, not by one scramble's response, which can be small by chance). Measured: r = 1, r* = 2 semantic
 α = 1, max over the scrambles 0.33 (4096 × 4) and 0.55 (1024 × 4); the positional ω = 0.1, α = 2 artefact
-(1024 × 4) 2.1 (one scramble at m = −0.038 where its noise pushes +; docs/theory_general.md, "A firmer
+(1024 × 4) 2.1 (one scramble at m = −0.038 where its noise pushes +; docs/notes/2026-12-05-theory-general.md, "A firmer
 `collapsed`")."""
 
 
@@ -166,7 +166,7 @@ def response_record(params: ModelParams, alpha: float, branch: str, xs: np.ndarr
     Replaces the rule "every scramble's |Z| below 5 % of the start's" (``COLLAPSE_FRACTION``), which rested on
     an arbitrary threshold and was borderline where it was measured (r = 1, r* = 2, α = 1, 4096 × 4: 4.7 %). The
     positional ω = 0.1, α = 2 artefact (1024 × 4) is not the response of a stable m = 0 (one scramble sits at
-    m = −0.038 while its noise pushes +: miss 2.1) and stays ``not_significant`` (docs/theory_general.md, "A
+    m = −0.038 while its noise pushes +: miss 2.1) and stays ``not_significant`` (docs/notes/2026-12-05-theory-general.md, "A
     firmer `collapsed`")."""
     name = _DEFINING.get(branch)
     if name is None:

@@ -1,5 +1,5 @@
 """The replica theory at a FIXED positional overlap M: a constrained saddle point of Φ (MODEL.md §8; issue 11,
-helper hA; derivation in docs/theory_general.md, "Fixed positional overlap").
+helper hA; derivation in docs/notes/2026-12-05-theory-general.md, "Fixed positional overlap").
 
 Φ(q, M, θ, V; q̂, M̂, θ̂, V̂) of MODEL.md §8 is ``½ tr(V̂q) − ½ tr(q̂V) − tr(MᵀM̂) − tr(θᵀθ̂) + Ψ_w(q̂, M̂, θ̂, V̂)
 − α Ψ_c(q, M, θ, V)`` with the prior (ridge) term ``Ψ_w = ½ tr[D⁻¹(σ²q̂ + M̂M̂ᵀ + σ⁴θ̂θ̂ᵀ)]``, ``D = λ I + σ²V̂``,

@@ -117,7 +117,7 @@ def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: st
     are fixed points; the projection only removes the QMC noise across it. Needed where the positional
     branch leaves q = 0 along a degenerate direction (L = 3, A = 0.4 I + 0.2 J, P = I: M ⟂ (1, 1, 1), a
     plane in which the map is isotropic to order |M|⁵): without it every scramble drifted along the plane
-    and λ = 0.09, α = 2 ended ``max_steps`` (docs/theory_general.md, "The engine next to a q = 0 onset").
+    and λ = 0.09, α = 2 ended ``max_steps`` (docs/notes/2026-12-05-theory-general.md, "The engine next to a q = 0 onset").
     ``iteration["m_symmetry"]`` records the exchanges (None: no projection).
 
     ``progress``: called with a :class:`resolution.Progress` when the first size starts, whenever the error

@@ -11,7 +11,7 @@ a factor α (the test error is one sample's mean loss):
 
 with ω the student means and ĥ the Moreau minimisers (the training samples' own pre-activations) of the fixed
 point. At L = 2, P = (1, −1)ᵀ the term is ``Σ_l (S_l1 − S_l2)²/(2d)`` (tiny); at L = 3, P = I it is ~0.5/d.
-Measured (docs/theory_general.md, "Finite-size extrapolation"): L = 3, α = 2, semantic, L-BFGS at d = 500–4000,
+Measured (docs/notes/2026-12-05-theory-general.md, "Finite-size extrapolation"): L = 3, α = 2, semantic, L-BFGS at d = 500–4000,
 fit a + b/d: e_t slope b = 1.03 ± 0.04 against α E‖S(ĥ)P‖²/2 = 1.05, ε_g slope 0.54–0.57 against 0.52, and
 both intercepts equal the d → ∞ theory within 1.5 s.e. (Before the factor α was added the e_t term was half
 of the measured slope at α = 2.)

@@ -28,7 +28,7 @@ OSCILLATION_RUN = 1
 """Evaluations in a row with the oscillation before the damping is halved. 1: more halvings than needed in
 runs that converge anyway (6–7 at the r = 2 positional point at 4096 × 4), but 2 was too late there: at 512 × 4
 the positional α = 2 point then let one scramble's oscillation flip the sign of M (its own fixed point −M, a
-gauge copy), and the point was ``not_significant`` (docs/theory_general.md, "Rank-2 defaults")."""
+gauge copy), and the point was ``not_significant`` (docs/notes/2026-12-05-theory-general.md, "Rank-2 defaults")."""
 
 
 STALL_WINDOW = 15
@@ -43,7 +43,7 @@ JUMP_RTOL = 2e-2
 jump of its map: a QMC map is piecewise smooth, and where a sample's prox minimiser switches basin it jumps.
 Measured near the end of the positional branch at ω = 0.1, α = 1.2 (line scan of the M component of one
 scramble's full map along m, ±0.01 around its fixed point): 28 jumps up to 2.4e-3 (1.7 % of m) at 4096 points,
-56 up to 1.2e-3 at 16384 (docs/theory_general.md, "Near the positional fold (ω = 0.1)")."""
+56 up to 1.2e-3 at 16384 (docs/notes/2026-12-05-theory-general.md, "Near the positional fold (ω = 0.1)")."""
 FULL_TIER = "full_tier"
 """Optional key of a two-tier map's auxiliary output (:func:`iterate`, ``full_every``): per active row, whether
 its evaluation actually used the full tier (a map may send cheap rows through the full one when that costs

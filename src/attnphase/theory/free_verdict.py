@@ -8,7 +8,7 @@ in its pinned direction where its growth factor there is below +1 (MODEL.md §7;
 symmetric under the reflection that pins it, so each scramble's map pushes a small overlap of its own
 (an integration artefact), and where the map is rough (jumps of the prox's basin) the iteration wanders
 around the pinned point without converging. The solve then ends ``max_steps`` although the point is known
-(measured: L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, α = 1; docs/theory_general.md, "Rank 2 at
+(measured: L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, α = 1; docs/notes/2026-12-05-theory-general.md, "Rank 2 at
 σ = 0.7" and "Free branch verdict").
 
 :func:`decide` is the rule, on per-scramble numbers only (the candidate pinned branch: the one whose pinned
@@ -55,7 +55,7 @@ from .status import Status
 REACH = 2.0
 """Largest pinned overlap of the free iterate, per scramble, in units of the stability step δ_s
 (``stability_general.STABILITY_EPS``·√(tr q_s / r)), for which the pinned point's growth factor speaks (it is a
-central difference over ±δ). Measured (σ = 0.7, α = 1, 2; docs/theory_general.md "Free branch verdict"): the
+central difference over ±δ). Measured (σ = 0.7, α = 1, 2; docs/notes/2026-12-05-theory-general.md "Free branch verdict"): the
 wandering artefact of α = 1 reaches ≤ 0.16·√(tr q / r) = 1.6 δ, the α = 2 mixed point sits at 2.9–3.4 δ."""
 NEAR_RTOL = 0.05
 """Largest relative distance, per scramble, of tr q, the other overlap and tr V between the free iterate and

@@ -20,7 +20,7 @@ a sample whose global minimiser switches basin between x − δE and x + δE add
 carry the motion of the switching set, which the true map's derivative contains (the split rule integrates it
 exactly). Too small a δ sees few of them on a QMC set: a noisy factor, or one that misses that part altogether
 (a bias the scrambles' spread does not show); too large a δ adds the O(δ²) curvature. Measured at 4096 × 4
-points (docs/theory_general.md, "Stability of pinned branches in the engine"), eps = 0.01, 0.03, 0.1, 0.2:
+points (docs/notes/2026-12-05-theory-general.md, "Stability of pinned branches in the engine"), eps = 0.01, 0.03, 0.1, 0.2:
 L = 2 positional, ω = 0.3, α = 2 (split rule 0.475): 0.442, 0.442, 0.460, — (± 0.009; at 16384 × 4: 0.477 ±
 0.011, 0.483 ± 0.008, 0.493 ± 0.005 for 0.01, 0.03, 0.1); the M block at the uninformative point, ω = 0.3,
 α = 1 (split 2.29): 3.07 ± 0.41, 2.40 ± 0.35, 2.23 ± 0.13, 2.13 ± 0.04; semantic α = 1 (split −0.13): −0.27 ±

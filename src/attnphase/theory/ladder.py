@@ -7,7 +7,7 @@ in α, each step warm-started from the last. One schedule (:class:`Ladder`) for 
 together, each with its own schedule).
 
 With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
-failed semantic point, ``branch_end.continue_down_in_alpha``; docs/theory_general.md, "The descent in α near a
+failed semantic point, ``branch_end.continue_down_in_alpha``; docs/notes/2026-12-05-theory-general.md, "The descent in α near a
 branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
 rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
 the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative)."""

@@ -5,7 +5,7 @@ Hessian of F = |h − ω|²/(2V) + ℓ shifted so that its smallest eigenvalue i
 at length 2, backtracking over the fixed step list ``prox_loss.STEPS`` (the first that lowers F is taken), and an
 element stops after the iteration in which |∇F| < gtol, no step lowered F, or the step vanished. The numpy
 version pays ~100 array operations of Python overhead per iteration, which dominates on the small batches of
-the switching-point search (profile in docs/benchmarks.md, "Faster split-rule map"); here an iteration is
+the switching-point search (profile in docs/notes/benchmarks-log.md, "Faster split-rule map"); here an iteration is
 one fused kernel and finished elements are masked instead of compacted.
 
 :func:`solve` is the traceable form used inside the one-program map evaluation (:mod:`.split_xla`); it gathers

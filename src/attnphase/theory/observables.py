@@ -17,7 +17,7 @@ EPS_G_ORDERS = (12, 16, 24, 32, 48)
 softmaxes sharpen as σ grows: at σ = 0.5 orders 12 and 16 agree to 1e-7; at σ = 1.5 (α = 2 semantic point,
 q = 1.1739, θ = 1.6150) order 12 gave 0.020644, 16: 0.020384, 24: 0.020129, 32: 0.020044, 48: 0.020001,
 against 0.020003 ± 0.000006 by plain Monte Carlo (1e7 samples): the fixed order 12 was 3 % high, silently
-(docs/theory_general.md, "Away from the defaults")."""
+(docs/notes/2026-12-05-theory-general.md, "Away from the defaults")."""
 EPS_G_RTOL = 1e-4
 
 

@@ -26,7 +26,7 @@ def onset_hook(job, pts: np.ndarray, S: int, F, sigma_rows: np.ndarray):
     batched call of the warm map ``F``; a step may fall to q = 0 only where the closed-form q = 0 point attracts
     the branch (:func:`.onset_newton.zero_attracts`, per point, L·r* ≤ 6; else never more than half of √q).
     Measured at L = 3, λ = 0.106 (1.7 % above the positional onset: 58 steps, was ``max_steps``):
-    docs/theory_general.md, "The engine next to a q = 0 onset"."""
+    docs/notes/2026-12-05-theory-general.md, "The engine next to a q = 0 onset"."""
     p = job.params
     n = sum(a * b for a, b in shapes(1, p.k, p.r_star))
     at = OrderParams(*(np.asarray(b).ravel() for b in unflatten(np.arange(n), 1, p.k, p.r_star)))  # positions

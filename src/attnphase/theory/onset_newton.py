@@ -1,4 +1,4 @@
-"""Newton steps for the split-rule solver next to an onset from q = 0 (MODEL.md §6, §7; docs/theory_general.md,
+"""Newton steps for the split-rule solver next to an onset from q = 0 (MODEL.md §6, §7; docs/notes/2026-12-05-theory-general.md,
 "Next to an onset: Newton in √q").
 
 Where a branch leaves the q = 0 point (a growth factor of :mod:`.zero_point` crosses 1), the pinned map's

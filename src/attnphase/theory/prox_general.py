@@ -11,7 +11,7 @@ runs up to ``POLISH_STEPS`` more, stopped at ``|∇F| <= GTOL`` (quadratic conve
 :func:`prox_warm`: one Newton run from the previous minimiser of the same sample (the engine's warm map).
 All functions act on ONE point; ``jax.vmap`` batches them. Inside, the Newton works UNROLLED over the L r
 entries (each entry one array over the batch, every operation elementwise): on a CPU that is ~40× faster
-per derivative evaluation than (L, r)-shaped tensors under vmap (docs/theory_general.md, "Speed: profile of
+per derivative evaluation than (L, r)-shaped tensors under vmap (docs/notes/2026-12-05-theory-general.md, "Speed: profile of
 one point").
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 
 SCOUT_STEPS, POLISH_STEPS = 3, 14
 """Newton steps run from every start (enough to rank the basins: 2 steps already picked the same global
-minimum as 8 on 5 × 4096 problems at L = 2, 3, docs/theory_general.md), then at most from the best one only."""
+minimum as 8 on 5 × 4096 problems at L = 2, 3, docs/notes/2026-12-05-theory-general.md), then at most from the best one only."""
 GTOL, XTOL = 1e-12, 1e-10
 """The polishing Newton stops once ``|∇F| <= GTOL`` or its last step was below ``XTOL`` (relative; see
 :func:`_newton`)."""
@@ -96,7 +96,7 @@ def moreau_terms(h, w, T, Vinv, sigma2, order=2):
     ``ℓ = (σ²/2) ‖T − softmax(h hᵀ)‖_F²`` (MODEL.md §8), in closed form and UNROLLED: ``h``, ``w`` (L × r),
     ``T`` (L × L), ``Vinv`` (r × r) are nested lists of arrays of one common batch shape (or scalars), and every
     operation is elementwise over the batch. On a CPU, XLA fuses this into a few loops over the batch; the same
-    algebra on (…, L, r) tensors under ``vmap`` ran ~40× slower (tiny minor dimensions; docs/theory_general.md,
+    algebra on (…, L, r) tensors under ``vmap`` ran ~40× slower (tiny minor dimensions; docs/notes/2026-12-05-theory-general.md,
     hA profile). Returns ``(F, g, H)``: g as an L × r nested list, H as an n × n nested list (n = L r, row-major
     in (l, i)), None for what ``order`` does not ask.
 

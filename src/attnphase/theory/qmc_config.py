@@ -16,7 +16,7 @@ FULL_PROX_EVERY = 16
 (besides the first of each stage and the certification). Was 4; the periodic full calls only cut short a
 warm iteration that follows a wrong basin, which the certification catches anyway: measured at 4096 × 4
 (L = 2 both branches at ω = 0.3, 0.5, L = 3 semantic) the same iterations and values with 16 as
-with 4 (±1), with 3 full evaluations instead of 4–6 (docs/benchmarks.md, hB section)."""
+with 4 (±1), with 3 full evaluations instead of 4–6 (docs/notes/benchmarks-log.md, hB section)."""
 
 
 COARSE_RTOL = 1e-3
@@ -95,7 +95,7 @@ def default_damping(params: ModelParams, branch: str) -> float:
     """``DAMPING``, divided by c² on the branches with a positional overlap (positional, free) where the
     encodings' scale c = :func:`starts.encoding_scale` exceeds 1: the map's leading eigenvalue, along M, grows
     like c² (measured at L = 2, ω = 0.3, α = 1.5, P = c·(1, −1)ᵀ: −4.6, −9.6, −16.6 at c = 1, 1.5, 2), and the
-    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/theory_general.md, "Large α and
+    damped factor 1 − β(1 − λ) of that mode stays as at the paper's P (docs/notes/2026-12-05-theory-general.md, "Large α and
     larger encodings in the engine")."""
     c = starts.encoding_scale(params)
     return DAMPING / max(1.0, c * c) if branch in ("positional", "free") else DAMPING

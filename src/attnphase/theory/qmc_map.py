@@ -40,7 +40,7 @@ def teacher_pin(h: Hats) -> Hats:
     the teacher's further columns are pure noise (``h*_c = σ y_c``) and their reflection ``y_c → −y_c`` is a
     symmetry, so ``E[g y_c] = 0``: the subspace is invariant and its θ̂ columns vanish in expectation. Without
     the pin the QMC map (whose points break the rotation) lets θ turn slowly along the circle of copies and
-    each scramble settles at its own angle (docs/theory_general.md, "A student of lower rank than the
+    each scramble settles at its own angle (docs/notes/2026-12-05-theory-general.md, "A student of lower rank than the
     teacher"). No-op for r >= r*."""
     r, rs = h.theta_hat.shape
     if rs <= r:
@@ -60,7 +60,7 @@ def even_hats(h: Hats, rho: int) -> Hats:
     directions carry no signal (θ̂_j = M̂_j = 0) and no cross terms (q̂, V̂ diagonal in them). In the canonical
     gauge the signal lies in directions < rho, so a pinned branch's fixed point is even in the others; the
     discretised map is only even up to QMC noise, and that noise in the odd sector (q₀₁, V₀₁: a soft direction
-    of the map) kept the r = 2 pinned branches from converging (docs/theory_general.md)."""
+    of the map) kept the r = 2 pinned branches from converging (docs/notes/2026-12-05-theory-general.md)."""
     r = h.q_hat.shape[0]
     keep = jnp.asarray([[i == j or (i < rho and j < rho) for j in range(r)] for i in range(r)], h.q_hat.dtype)
     sig = jnp.asarray([[1.0] if i < rho else [0.0] for i in range(r)], h.q_hat.dtype)
@@ -90,7 +90,7 @@ def _stored_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, branch: str
     Returned as a :class:`attnphase.exported_programs.StoredProgram`: traced once with symbolic sizes
     (:data:`MAP_AXES`) and kept on disk, so that a fresh process loads the program instead of tracing it (the
     same numbers, bit for bit; ``ATTNPHASE_EXPORTED=off`` traces it in every process as before;
-    docs/theory_general.md, "Fresh-process latency (issue 11, helper hA)")."""
+    docs/notes/2026-12-05-theory-general.md, "Fresh-process latency (issue 11, helper hA)")."""
     xla_cache.enable()
     A_, P_ = np.asarray(A), np.asarray(P)
     Pi = None if m_proj is None else jnp.asarray(np.asarray(m_proj, float))

@@ -28,7 +28,7 @@ def resume_damping(sol: GeneralSolution) -> float:
     scrambles converged with (that damping is known to work on this map; a scramble that halved more did so on
     its way from a far start, and the continuation starts at the fixed point; the safeguard halves again where
     needed). Was the smallest: measured, free r = 2 at α = 1, 4096 × 4 → 16384 × 8 ran > 12 min at load ~5
-    without finishing, every row crawling at the one scramble's 0.019 (docs/theory_general.md, "Rank 2 on the
+    without finishing, every row crawling at the one scramble's 0.019 (docs/notes/2026-12-05-theory-general.md, "Rank 2 on the
     defaults")."""
     return float(max(sol.iteration.get("damping_scrambles") or [sol.iteration["damping_final"]]))
 
@@ -41,12 +41,12 @@ def refine(job: Job, sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig, pr
     relative errors, ``met`` and ``capped``. Where a larger size does not converge (a scramble without a fixed
     point there), the point keeps its last converged size and values, ``met = False``, ``growth_failed`` the
     failed size's record (``sizes`` ends at the kept size); before, it was reported unconverged and its
-    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/theory_general.md "Rank 2
+    converged smaller size was lost (measured: free r = 2 at α = 1, 16384 × 8, docs/notes/2026-12-05-theory-general.md "Rank 2
     on the defaults"). Each ``sizes`` entry and ``growth_failed`` record the iteration budget (``max_steps``) and
     which scrambles failed or converged at a jump of their map. A larger iteration budget for the growth
     (2 × the previous size's iterations) was tried and removed: near the end of the positional branch at
     ω = 0.1 the failing scrambles wander on their rough maps for all 302 iterations too (16384 × 8 and
-    65536 × 8, docs/theory_general.md "Near the positional fold (ω = 0.1)")."""
+    65536 × 8, docs/notes/2026-12-05-theory-general.md "Near the positional fold (ω = 0.1)")."""
     B = len(sols)
     states = [xs[i] for i in range(B)]
     pairs = [([hist[0][i * xs.shape[1] + s] for s in range(xs.shape[1])],

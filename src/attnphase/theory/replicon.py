@@ -1,5 +1,5 @@
 """Replica-symmetry stability of a solved fixed point: the zero-temperature replicon (de Almeida–Thouless)
-eigenvalue Λ_AT (MODEL.md §6, §8; derivation in docs/theory_general.md, "Replicon stability", issue 11 helper hC).
+eigenvalue Λ_AT (MODEL.md §6, §8; derivation in docs/notes/2026-12-05-theory-general.md, "Replicon stability", issue 11 helper hC).
 
 For ERM with the ridge prior and the channel of MODEL.md §8, the linearised replica saddle point restricted to
 replicon perturbations ``δQ^{ab}`` (a ≠ b, ``Σ_b δQ^{ab} = 0``; r×r each) is the composition of the prior's

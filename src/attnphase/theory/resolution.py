@@ -1,6 +1,6 @@
 """Error-controlled QMC size (issue 11): grow the integrator until every reported number's relative standard
 error is below a target (MODEL.md §7: the integrands jump across the basin-switching set, so the error a
-given size achieves differs by an order of magnitude between branches; docs/theory_general.md).
+given size achieves differs by an order of magnitude between branches; docs/notes/2026-12-05-theory-general.md).
 
 The rule, used by ``engine.solve_batch`` when ``QMCConfig.target > 0``: after a point has converged, its
 relative standard errors (over the independent scrambles) of the watched quantities are compared with the
@@ -26,7 +26,7 @@ DEFAULT_TARGET = 5e-3 / 3
 """Default target of the relative standard error: a deviation within 3 s.e. is then within 5e-3 relative (the
 accuracy asked of the engine against the split rule, issue 11)."""
 MAX_POINTS = 65536
-"""Most points per scramble at L = 2, r = 1 (the positional branch at ω = 0.3 needs it, docs/theory_general.md);
+"""Most points per scramble at L = 2, r = 1 (the positional branch at ω = 0.3 needs it, docs/notes/2026-12-05-theory-general.md);
 other structures get the same WORK (:func:`default_max_points`)."""
 MAX_SCRAMBLES = 8
 MARGIN = 1.2
@@ -40,7 +40,7 @@ def default_max_points(L: int, r: int) -> int:
     unknowns; measured full-map call per sample: ×4.8 at L = 2, r = 2 and at L = 3, r = 1), rounded down to a
     power of two, at least 4096: 65536 at L = 2, r = 1; 16384 at L = 2, r = 2 and at L = 3, r = 1. So a point
     that would need more (the rank-2 semantic point at α = 1, θ: MC rate from the basin-switching set,
-    docs/theory_general.md "Rank 2 on the defaults") stops after about the work of the largest r = 1 size and
+    docs/notes/2026-12-05-theory-general.md "Rank 2 on the defaults") stops after about the work of the largest r = 1 size and
     is reported ``met = False`` instead of running for half an hour."""
     cap = MAX_POINTS * 4.0 / float(L * r) ** 2
     return max(4096, 1 << int(math.floor(math.log2(min(cap, MAX_POINTS)))))
@@ -83,7 +83,7 @@ def deviation_p_value(deviation: float, se: float, scrambles: int) -> float:
     """Two-sided p-value of a deviation of ``deviation`` from a reference value, measured in units of the
     standard error ``se`` over ``scrambles`` independent scrambles: the studentised deviation has a Student t
     distribution with ``scrambles − 1`` degrees of freedom (the s.e. itself is estimated from the scrambles).
-    So 3.1 s.e. from 4 scrambles is p ≈ 0.05, not the 0.002 of a normal 3.1σ (docs/theory_general.md, "Near
+    So 3.1 s.e. from 4 scrambles is p ≈ 0.05, not the 0.002 of a normal 3.1σ (docs/notes/2026-12-05-theory-general.md, "Near
     the positional fold (ω = 0.1)")."""
     from scipy.stats import t as student_t
     check_int("scrambles", scrambles, 2)

@@ -65,7 +65,7 @@ def restart_failed(run: fixed_point.Run, F, residual, admissible, S: int, params
     to one gauge, :func:`aligned_scrambles`; the same map up to QMC noise, so their fixed point is the best
     start there is), at the lowest damping they used; certified on the full map as always. Measured: the free
     r = 2 point at α = 2.3 on 1024 × 4 points, where one scramble ran out of halvings from the default start
-    (docs/theory_general.md, "Rank 2 on the defaults"). The restart's evaluations add to the row's count;
+    (docs/notes/2026-12-05-theory-general.md, "Rank 2 on the defaults"). The restart's evaluations add to the row's count;
     ``run.restarted`` marks the rows. Returns ``run`` updated in place."""
     conv = np.array([st is Status.CONVERGED for st in run.status])
     run.restarted = np.zeros(len(conv), bool)

@@ -53,7 +53,7 @@ where it is on by default (:func:`default_backtrack`)."""
 
 def default_backtrack(params: ModelParams) -> int:
     """Default of ``engine.solve_batch(backtrack=…)``: ``SAFEGUARD_HALVINGS`` for a rank r > 1 student, 0 (no
-    safeguard) at r = 1. Measured (docs/theory_general.md, "Rank-2 defaults and progress"): at r = 2 the pinned
+    safeguard) at r = 1. Measured (docs/notes/2026-12-05-theory-general.md, "Rank-2 defaults and progress"): at r = 2 the pinned
     branches' maps have an oscillating mode (eigenvalue ≈ −4.8 at the positional point, so damping 0.6 makes
     it grow) and the default start runs into invalid states: without the safeguard the default call ended in
     ``invalid_state``, with it every r = 2 point tried converged to the values of hand-tuned dampings. At
@@ -61,10 +61,10 @@ def default_backtrack(params: ModelParams) -> int:
     collapsed-branch artefacts (positional ω = 0.1: damping cut to 0.0375, 65 instead of ~25 steps before
     it is found ``not_significant``), so the r = 1 behaviour is kept as it was. The safeguard also covers a
     scramble that stalls or fails while others of its point converged: it stops early and restarts once from
-    their mean (``fixed_point.STALL_WINDOW``, ``restarts.restart_failed``; docs/theory_general.md, "Rank 2 on
+    their mean (``fixed_point.STALL_WINDOW``, ``restarts.restart_failed``; docs/notes/2026-12-05-theory-general.md, "Rank 2 on
     the defaults"). A student of lower rank than the teacher (r < r*) gets it too: at r = 1, r* = 2, α = 2 the
     teacher overlap θ is a soft direction (slope of its map ≈ 0.9 near the fixed point, and θ = 0 only weakly
     unstable), and without the safeguard one scramble of four hovered at ``max_steps`` (4096 points) or settled
     on the θ = 0 fixed point (a point ``not_significant``); with it that scramble restarts from the others'
-    mean and the point converges (docs/theory_general.md, "A student of lower rank than the teacher")."""
+    mean and the point converges (docs/notes/2026-12-05-theory-general.md, "A student of lower rank than the teacher")."""
     return SAFEGUARD_HALVINGS if params.r > 1 or params.r < params.r_star else 0

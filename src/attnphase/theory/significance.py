@@ -26,7 +26,7 @@ RESOLUTION_SHRINK = 0.5
 """A defining overlap that falls below this fraction of its coarse-stage value when the QMC points are refined
 is not a fixed point of the N → ∞ map (``Status.NOT_SIGNIFICANT``; measured: genuine branch points move by
 the coarse integration error, ~1e-2 relative; the collapsed positional branch at ω = 0.1, α = 2 falls to 0.3
-of it from 1024 to 4096 points, docs/theory_general.md)."""
+of it from 1024 to 4096 points, docs/notes/2026-12-05-theory-general.md)."""
 
 
 DEFINING = {"positional": "M", "semantic": "theta"}
@@ -84,7 +84,7 @@ def overlap_significance(branch: str, xs: np.ndarray, xs_coarse: np.ndarray | No
                              "it shrinks with the QMC size")
     out["per_scramble"] = [float(v) for v in np.linalg.norm(Z.reshape(S, -1), axis=1)]
     if out["reason"] is not None:      # which scrambles found what (e.g. L = 4 positional: some on a large
-        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/theory_general.md)
+        out["reason"] += " (per scramble ‖{}‖ = {})".format(   # overlap, some near 0; docs/notes/2026-12-05-theory-general.md)
             out["overlap"], ", ".join(f"{v:.3g}" for v in out["per_scramble"]))
     out["significant"] = out["reason"] is None
     return out

@@ -29,7 +29,7 @@ DEFAULT_NODES = 8
 
 SCALE_NODES = ((0.7, 8), (1.3, 16), (2.0, 24))
 """(largest student norm q, outer order of the split rule) measured accurate to ~1e-3 relative in q, θ, e_t
-(issue 11 audit; docs/theory_general.md "Split rule: the resolution follows the student's scale"): the
+(issue 11 audit; docs/notes/2026-12-05-theory-general.md "Split rule: the resolution follows the student's scale"): the
 integrand sharpens with q (the scores scale with it), so order 8, accurate to ~1e-5 at σ = 0.5 (q ≈ 0.12), is
 6.6e-4 off in e_t at σ = 1 (q ≈ 0.6), 1.3e-2 at σ = 1.5 (q ≈ 1.2) and 1.4e-2 at σ = 2 (q ≈ 1.8); order 16 is
 1.2e-4 off at σ = 1.5, order 24 2e-4 at σ = 2 (each against the next finer order, α = 2, ω = 0.3)."""
@@ -92,7 +92,7 @@ class FixedPointSolution:
     """``stability ≤ 1``: the growth factor of the pinned direction is the undamped map's eigenvalue there, and
     only its crossing of +1 is an instability (MODEL.md §7); a factor below −1 (semantic, ω = 0, α = 2: −3.69)
     makes the plain iteration oscillate but is stable — the training loss along m is convex there, curvature
-    D (1 − g) (docs/theory_general.md, "Collapsing pinned branches")."""
+    D (1 − g) (docs/notes/2026-12-05-theory-general.md, "Collapsing pinned branches")."""
     nodes: int
     rule: str = "split"
     fast_map: bool = False
@@ -123,7 +123,7 @@ STABILITY_NODES = 4
 ``stability`` (:func:`solve_point` uses ``min(nodes, STABILITY_NODES)`` unless told ``stability_nodes``): the
 growth factor is a smooth derivative, accurate to ~1e-2 absolute on this rule (docs/theory.md) — enough to
 classify a point, not to locate where the factor crosses +1 to 1e-3 in α (σ = 1, ω = 0.02: the uninformative
-point's factor crosses at α ≈ 0.499 on this rule, ≈ 0.513 at nodes 8; docs/phase_boundaries.md)."""
+point's factor crosses at α ≈ 0.499 on this rule, ≈ 0.513 at nodes 8; docs/notes/2026-12-03-phase-boundaries.md)."""
 
 
 def _validate(params: ModelParams, alpha: float, branch: str, nodes: int, rule: str) -> None:
@@ -219,7 +219,7 @@ def _teacher_diagonal(params: ModelParams, order: int = 24) -> float:
 
 def positional_q_factor(omega: float) -> float:
     """q / (σ² m²) of the positional start: ``1.3 + 1.7 ((1 − ω)/0.7)²``. Measured on the positional fixed point
-    (σ = 0.5, λ = 0.01, α = 2; docs/theory_general.md, "Edges of ω"): 3.06, 1.78, 1.43, 1.35, 1.32, 1.32 at
+    (σ = 0.5, λ = 0.01, α = 2; docs/notes/2026-12-05-theory-general.md, "Edges of ω"): 3.06, 1.78, 1.43, 1.35, 1.32, 1.32 at
     ω = 0.3, 0.5, 0.7, 0.8, 0.9, 1 (this gives 3.0, 2.17, 1.61, 1.44, 1.33, 1.3); the part off the positional
     direction fits the teacher's semantic share (1 − ω) and, at ω → 1, the noise only."""
     return 1.3 + 1.7 * ((1.0 - float(omega)) / 0.7) ** 2
@@ -286,7 +286,7 @@ class _CollapseSnap:
     point in (q, V) instead of crawling there: the relative change of x_p, x̂_p at x_p ~ 1e-7 is round-off
     (ω = 0.9, α = 2 semantic; ω = 0, α = 2 positional) and a growth factor near 1 decays x_p by ~1 % a step,
     while the Anderson step that goes to x_p ≈ 0 was refused as a jump (ω = 0.01, α = 0.5 semantic,
-    growth 0.98; docs/theory_general.md, "Collapsing pinned branches"). Where the factor is ≥ 1 (or unknown)
+    growth 0.98; docs/notes/2026-12-05-theory-general.md, "Collapsing pinned branches"). Where the factor is ≥ 1 (or unknown)
     nothing changes."""
 
     def __init__(self, F: _Map):
@@ -417,7 +417,7 @@ preferred). The positional map has a stiff oscillating mode: the Jacobian's eige
 2/(1 − μ) ≈ 0.2–0.3; at 0.6 the cold start wandered (ω = 0.98, α = 2: m ≈ −1.2 after 300 steps), failed (D ≤ 0)
 or fell onto m = 0 (ω = 1, α = 5) before Anderson had learnt the mode; at 0.3 those converge in 9–16 steps,
 and at ω = 0.3 in as many steps as at 0.6. Not for warm starts: collapses are ~2× slower at 0.3 (λ = 0.5: 79
-against 34 steps to q = 0, beyond a continuation's 60). docs/theory_general.md, "Edges of ω"."""
+against 34 steps to q = 0, beyond a continuation's 60). docs/notes/2026-12-05-theory-general.md, "Edges of ω"."""
 
 
 def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, nodes: int | None = None,
@@ -503,7 +503,7 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     ``fast`` (default): every map evaluation after the first continues the prox from the previous
     evaluation's minimisers without the multi-start; when such an evaluation passes the convergence test, the
     same x is evaluated again with the full global search, and only that evaluation can end the solve (its
-    hats are the ones returned), so a basin the warm starts missed cannot reach a result (docs/benchmarks.md,
+    hats are the ones returned), so a basin the warm starts missed cannot reach a result (docs/notes/benchmarks-log.md,
     "Faster split-rule map"). ``fast=False``: the full global search at every evaluation.
     ``nodes`` None (default, split rule): order ``DEFAULT_NODES``, raised after convergence to
     :func:`nodes_for_scale` of the converged q and polished there (warm, the secant pairs kept) until the order

@@ -4,7 +4,7 @@
 The numpy version of the same algorithm makes ~20 sequential calls per evaluation (global prox at the
 detection points, neighbour checks, ``rule.bisect`` + 5 switch-location steps, the Gauss–Legendre nodes),
 each on a few hundred to a few thousand points, so Python and dispatch overhead dominate (profile in
-docs/benchmarks.md, "One compiled map evaluation"). Here every step is the same element-wise computation:
+docs/notes/benchmarks-log.md, "One compiled map evaluation"). Here every step is the same element-wise computation:
 
 1. global prox at the detection points: the multi-start of :func:`.prox.prox` (ω, −ω, swapped ω, the best
    point of the 9 × 9 disc grid, the warm start) — or, in the fast map (``full=False``), Newton from the warm

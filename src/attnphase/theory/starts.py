@@ -1,5 +1,5 @@
 """Starting points of the general engine derived from the model (σ, λ, ω, A, P, α), not tuned to one σ, λ
-(MODEL.md §8; issue 11 "starts from the model"; measurements in docs/theory_general.md, section "Starts away
+(MODEL.md §8; issue 11 "starts from the model"; measurements in docs/notes/2026-12-05-theory-general.md, section "Starts away
 from σ = 0.5, λ = 0.01").
 
 The magnitudes are those of the L = 2, r = 1 split-rule start (:func:`attnphase.theory.solver.start_state`,
@@ -22,7 +22,7 @@ MODEL.md §6), written for any L, r, r*, A, P:
 r > 1: :func:`reference_start` (magnitudes measured at σ = 0.5, λ = 0.01 in units of σ; the rank-1 prior-side
 V is far too small there) with V carried to the point's λ, α by the prior side.
 
-No single start converges everywhere (measured, docs/theory_general.md): ``engine.solve_batch`` solves a point
+No single start converges everywhere (measured, docs/notes/2026-12-05-theory-general.md): ``engine.solve_batch`` solves a point
 that failed from :func:`model_start` again from the next of :func:`start_candidates` (the reference start).
 """
 
@@ -89,7 +89,7 @@ def positional_overlap(params: ModelParams) -> float:
     the encodings' scale (:func:`encoding_scale`): the positional logits are ``m² P_l·P_k``, so the attention
     asked for needs m/c at P = c·(1, −1)ᵀ. Before, m ignored P: at P = 2·(1, −1)ᵀ the start was twice the fixed
     point's m·c and the iteration left for the m = 0 point or an invalid state (issue 11, helper hA;
-    docs/theory_general.md, "Large α and larger encodings in the engine")."""
+    docs/notes/2026-12-05-theory-general.md, "Large α and larger encodings in the engine")."""
     L = params.L
     t = min(max(teacher_self_weight(params), 1.0 / L + 1e-6), 1.0 - 1e-6)
     return math.sqrt(max(0.25 * (math.log(t / (1.0 - t)) + math.log(L - 1)), 0.01)) / encoding_scale(params)
@@ -169,7 +169,7 @@ def start_candidates(params: ModelParams, branch: str, alpha: float | None = Non
     ``diverged``; a verdict — converged, ``not_significant``, ``collapsed`` — ends the list): the model start
     (:func:`model_start`), then :func:`reference_start` where it differs, then (semantic, r, r* > 1)
     :func:`full_signal_start`. Neither of the first two alone converges everywhere:
-    measured at 512–1024 × 4 (docs/theory_general.md), L = 2 λ = 0.001 semantic α = 2 only from the model
+    measured at 512–1024 × 4 (docs/notes/2026-12-05-theory-general.md), L = 2 λ = 0.001 semantic α = 2 only from the model
     start, L = 3 σ = 1 semantic α = 2 only from the reference."""
     out = [("model", model_start(params, branch, alpha))]
     ref = reference_start(params, branch)
@@ -184,7 +184,7 @@ def start_candidates(params: ModelParams, branch: str, alpha: float | None = Non
 def full_signal_start(params: ModelParams, branch: str, alpha: float | None = None) -> OrderParams | None:
     """Semantic, r > 1 and r* > 1: the rank-r start (:func:`_rank_r_start`) with the semantic overlap on each
     of the min(r, r*) directions the signal can use (θ_jj = 0.6 σ², j < min(r, r*)) instead of on the first
-    only; None elsewhere. Measured at r = 2, r* = 3 (L = 2, σ = 0.5, α = 4; docs/theory_general.md, "r < r*
+    only; None elsewhere. Measured at r = 2, r* = 3 (L = 2, σ = 0.5, α = 4; docs/notes/2026-12-05-theory-general.md, "r < r*
     follow-ups"): from the rank-1 θ the first map call gives V̂₂₂ = −0.042 < −λ/σ² (D = λ + σ²V̂ not positive:
     ``invalid_state`` on every scramble); from this start it converges, to θ's two singular values 0.19, 0.19."""
     rho = min(params.r, params.r_star)
@@ -202,7 +202,7 @@ def default_init(params: ModelParams, branch: str, alpha: float | None = None) -
 
     Before (issue 11): magnitudes fixed in units of σ, measured at σ = 0.5, λ = 0.01 (V = 44–48 σ², now
     :func:`starts.reference_start`, the second start); e.g. L = 2, λ = 0.001, α = 2 semantic went
-    ``invalid_state`` from it and converges from the model start (docs/theory_general.md, "Starts away from
+    ``invalid_state`` from it and converges from the model start (docs/notes/2026-12-05-theory-general.md, "Starts away from
     σ = 0.5, λ = 0.01")."""
     return model_start(params, branch, alpha)
 

@@ -1,5 +1,5 @@
 """The q = 0 fixed point of MODEL.md §6/§8 (any L, r, r*, A, P): the student Q = 0, and its stability, in closed
-form (docs/theory_general.md, "Strong ridge" for L = 2; "The q = 0 point for any L" for the general case).
+form (docs/notes/2026-12-05-theory-general.md, "Strong ridge" for L = 2; "The q = 0 point for any L" for the general case).
 
 At q = 0, M = 0, θ = 0 every student mean is ω_l = 0. Where ĥ = 0 is the global minimiser of the prox there (the
 split rule's / engine's global search decides; it is where V is small, i.e. a strong ridge), g = 0, so
@@ -36,7 +36,7 @@ ZERO_Q = 1e-12
 """A converged split-rule iterate with q below ``ZERO_Q·σ²`` is the q = 0 point (:func:`attnphase.theory.solver
 .solve_point` then reports it with q = m = θ = 0 exactly, re-checked as a fixed point there). Genuine
 non-trivial points have q ≳ 1e-3 σ²; at 1e-12 σ² the iterate is round-off around 0 (the map's own noise
-floor in q is ~1e-20, docs/theory_general.md "Strong ridge")."""
+floor in q is ~1e-20, docs/notes/2026-12-05-theory-general.md "Strong ridge")."""
 ORDER = 64
 """Gauss–Hermite order per teacher coordinate where the teacher has L·r* = 2 coordinates (smooth integrands:
 orders 32 and 64 agree to ~1e-12 at σ = 0.5)."""
@@ -74,7 +74,7 @@ class ZeroPoint:
     integration_error: dict | None = None
     """With ``zero_point(error=True)``: per quantity (V, V_hat, D, eps_g, e_t, growth factors) the estimate
     ``|value(order) − value(order − 1)|`` of the product rule's error (an upper estimate where the orders
-    converge geometrically; measured at L·r* = 6 against scrambled Sobol points: docs/theory_general.md, "The
+    converge geometrically; measured at L·r* = 6 against scrambled Sobol points: docs/notes/2026-12-05-theory-general.md, "The
     engine next to a q = 0 onset"); None otherwise."""
 
     @property

@@ -1,6 +1,6 @@
 """L = 3 positional state: a fixed point of the map with a LOCAL prox? (issue 11, item B; experiment)
 
-The finite-d L = 3 positional state (q ≈ 0.105, m ≈ 0.22, θ ≈ 0.02; docs/theory_general.md) has no fixed point of
+The finite-d L = 3 positional state (q ≈ 0.105, m ≈ 0.22, θ ≈ 0.02; docs/notes/2026-12-05-theory-general.md) has no fixed point of
 the §8 map with the GLOBAL prox. A local minimum of the training loss is described (if at all) by the same
 equations with the Moreau minimiser restricted to the basin the minimiser's samples sit in. Here the prox is
 replaced by the local minimum reached by modified Newton from the student's own field ω (the basin of the
@@ -11,7 +11,7 @@ only, ``full_prox_every=1``) from finite-d-like states, unpinned (``free``) and 
 The patch: ``prox_general.prox_pair`` (what ``channel_general.channel`` calls without a warm start) is swapped
 for :func:`local_pair` before the engine compiles its map. Not a library option: an experiment.
 
-Usage: ``python bench/bench_local_prox_L3.py [--points 1024 --scrambles 4 --alpha 1]``.
+Usage: ``python bench/investigations/bench_local_prox_L3.py [--points 1024 --scrambles 4 --alpha 1]``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ For each instance this script
 Outcome per instance: ``unconverged`` (the polish moves it to the cluster), ``saddle`` (negative curvature;
 the escape destinations are reported) or ``minimum`` (a second local minimum: positive curvature, its e_t).
 
-Usage: ``python bench/bench_lbfgs_endpoints.py [--struct L2r2|L3 --init positional --alpha 1 --instances 16
+Usage: ``python bench/investigations/bench_lbfgs_endpoints.py [--struct L2r2|L3 --init positional --alpha 1 --instances 16
 --d 1000 --start 0 --no-hessian]`` writes ``docs/data/theory_vs_finite_d/endpoints_<case>.json`` (``_from<start>``
 for a later batch of instances; cached; ``--rerun`` recomputes). Used by bench_theory_vs_finite_d.py
 (``ZERO_SERIES``).
@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from attnphase.model import ModelParams, empirical_risk_from_statistics, risk_statistics  # noqa: E402
 from attnphase.simulate import Instance, TrainConfig, initial_Q, instance, observables, train  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "theory_vs_finite_d"
 STRUCT = dict(L2r2=dict(L=2, r=2, r_star=1),
               L3=dict(L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]))

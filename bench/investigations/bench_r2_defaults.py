@@ -2,8 +2,8 @@
 λ = 0.01, default A, P) at the default, error-controlled QMC size, and the free (mixed) point against the
 cached finite-d clusters of ``bench/bench_theory_vs_finite_d.py`` (no L-BFGS is rerun).
 
-    python bench/bench_r2_defaults.py --run          # solve the 9 points (branch × α ∈ {1, 2, 2.3}), cache JSON
-    python bench/bench_r2_defaults.py                # tables from the cache (docs/data/r2_defaults/)
+    python bench/investigations/bench_r2_defaults.py --run          # solve the 9 points (branch × α ∈ {1, 2, 2.3}), cache JSON
+    python bench/investigations/bench_r2_defaults.py                # tables from the cache (docs/data/r2_defaults/)
 
 Each point is what ``attnphase theory point --L 2 --r 2 --r-star 1 --omega 0.3 --alpha A --branch B --json``
 prints (the same call, in-process), with its wall time and the load average. The comparison uses
@@ -23,7 +23,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_theory_vs_finite_d as TV  # noqa: E402

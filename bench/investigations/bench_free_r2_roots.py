@@ -16,7 +16,7 @@ starts (the pinned positional point with θ = (0, t) or (t, 0), t ∈ ``--thetas
 (2) the Jacobian of G at each root by central differences: its eigenvalues, and those of the θ block (odd under
 y → −y, so it decouples at θ = 0); (3) e_t = −Φ at the root. Output: JSON (``--out``) and a short table.
 
-Usage: ``python bench/bench_free_r2_roots.py [--points 2048 --scrambles 4 --alpha 1 --antithetic]``.
+Usage: ``python bench/investigations/bench_free_r2_roots.py [--points 2048 --scrambles 4 --alpha 1 --antithetic]``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from attnphase.theory import prox_general as PG  # noqa: E402
 from attnphase.theory import qmc  # noqa: E402
 from attnphase.theory.state import OrderParams  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "data" / "theory_vs_finite_d"
 SCALE = np.array([0.03, 0.03, 0.03, 0.2, 0.05, 0.05, 20.0, 20.0, 20.0])
 """Typical sizes of the reduced coordinates (the root finder works on z / SCALE)."""

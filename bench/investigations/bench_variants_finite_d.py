@@ -1,9 +1,9 @@
-"""Finite-d L-BFGS minimisers at the σ, λ variants of docs/phase_boundaries.md ("The global minimum away from
+"""Finite-d L-BFGS minimisers at the σ, λ variants of docs/notes/2026-12-03-phase-boundaries.md ("The global minimum away from
 σ = 0.5, λ = 0.01"): per variant, α and init (semantic, positional, random) the mean ± s.e. over instances of
 |m|, θ/σ², q, e_t, ε_g (exact), one JSON line each on stdout.
 
-    nice python bench/bench_variants_finite_d.py [--variants s0.7,s1.0,l0.001,s0.3,l0.1] [--d 1000] [--instances 8]
-    nice python bench/bench_variants_finite_d.py --scaling 250,500,1000,2000   # σ = 0.7, α = 0.5, seed 1
+    nice python bench/investigations/bench_variants_finite_d.py [--variants s0.7,s1.0,l0.001,s0.3,l0.1] [--d 1000] [--instances 8]
+    nice python bench/investigations/bench_variants_finite_d.py --scaling 250,500,1000,2000   # σ = 0.7, α = 0.5, seed 1
 
 (≈ 40 min of wall time for the full table at a load of 8–15 on 2 cores.)
 """

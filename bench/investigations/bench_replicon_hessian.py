@@ -1,5 +1,5 @@
 """The replicon at finite d: traces of the inverse Hessian of the training risk at L-BFGS minimisers against
-the RS prediction (issue 11, helper hC; docs/theory_general.md, "Replicon stability").
+the RS prediction (issue 11, helper hC; docs/notes/2026-12-05-theory-general.md, "Replicon stability").
 
 RS prediction (derived in the docs): at the minimiser, with H the d×d Hessian of R(Q) (r = 1),
 ``t₁ = (σ²/d) tr H⁻¹ → V`` and ``t₂ = (σ⁴/d) tr H⁻² → V²/(1 − Λ_AT)``, so ``Λ_d = 1 − t₁²/t₂`` is a finite-d
@@ -10,7 +10,7 @@ L = 3 positional-start band). Prediction written before measuring: Λ_d matches 
 Each case: instance ``index`` of ``simulate`` (seed 0, float32 draws), simulate's float32 L-BFGS from the case's
 start, polished in float64 (L-BFGS, gtol 1e-9, no warm-up; as bench_L3_cluster_hessian), the full Hessian
 (:func:`attnphase.simulate.risk_hessian`), its spectrum. Output:
-docs/data/replicon/hessian_traces.json (rows kept). Usage: python bench/bench_replicon_hessian.py [--d 1000]
+docs/data/replicon/hessian_traces.json (rows kept). Usage: python bench/investigations/bench_replicon_hessian.py [--d 1000]
 [--instances 2] [--cases L2a2sem,...]
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 from attnphase.model import ModelParams
 from attnphase.simulate import Instance, TrainConfig, instance, observables, risk_hessian, train
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "replicon" / "hessian_traces.json"
 A3 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
 CASES = {  # name: (params, alpha, init)

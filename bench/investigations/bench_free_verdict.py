@@ -1,8 +1,8 @@
 """The free branch's verdict (issue 11, helper hB; :mod:`attnphase.theory.free_verdict`): what it says on the
 cases that motivated it and on the defaults.
 
-    python bench/bench_free_verdict.py --run CASE [CASE …]    # solve, cache JSON in docs/data/free_verdict/
-    python bench/bench_free_verdict.py                        # the table from the cache
+    python bench/investigations/bench_free_verdict.py --run CASE [CASE …]    # solve, cache JSON in docs/data/free_verdict/
+    python bench/investigations/bench_free_verdict.py                        # the table from the cache
 
 Cases (L = 2, r = 2, r* = 1, ω = 0.3, λ = 0.01, default A, P; ``engine.solve(..., "free")`` from the default
 start unless named, max_steps 200):
@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from attnphase.model import ModelParams  # noqa: E402

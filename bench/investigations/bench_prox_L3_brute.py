@@ -2,7 +2,7 @@
 
 L = 3, A = 0.4 I + 0.2 J, P = I, r = r* = 1, σ = 0.5, ω = 0.3. L-BFGS at d = 1000–4000 from the positional start
 lands partly in a state (q ≈ 0.105, m ≈ 0.22, θ ≈ 0.02) at which the theory's map has no fixed point
-(docs/theory_general.md, "L = 3 positional"). If the engine's multi-start prox (:func:`prox_general.prox`)
+(docs/notes/2026-12-05-theory-general.md, "L = 3 positional"). If the engine's multi-start prox (:func:`prox_general.prox`)
 missed global minima there, that conclusion would be wrong. This script compares, on QMC samples of the channel
 at such states, the engine's minimum value with a brute-force one: the Moreau objective on a dense grid
 (``--grid`` points per axis, 3 axes) over the box |h − ω|_∞ ≤ √(2 V ℓ(ω)) (which contains the global minimiser:
@@ -14,7 +14,7 @@ States: M along e₁, along (2, −1, −1)/√6 (the S₃-symmetric direction t
 finite-d minimiser's own M (d = 1000, instance 13: (0.201, −0.078, −0.100)), ‖M‖ = 0.22, q = 0.105, θ = 0.02,
 V ∈ {16, 27}.
 
-Usage: ``python bench/bench_prox_L3_brute.py [--points 256 --grid 41 --polish 32]``.
+Usage: ``python bench/investigations/bench_prox_L3_brute.py [--points 256 --grid 41 --polish 32]``.
 """
 
 from __future__ import annotations

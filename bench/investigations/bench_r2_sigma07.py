@@ -3,12 +3,12 @@
 L = 2, r = 2, r* = 1, ω = 0.3, σ = 0.7, λ = 0.01, default A, P. Each part cached as JSON in
 ``docs/data/r2_sigma07/``:
 
-    python bench/bench_r2_sigma07.py fd --alpha 1 --d 1000 --instances 8      # finite d (L-BFGS, float32)
-    python bench/bench_r2_sigma07.py fdpin --alpha 1 --d 1000 --instances 8   # the same, with M = 0 imposed
-    python bench/bench_r2_sigma07.py theory --alpha 1 --points 1024            # the engine from informed starts
-    python bench/bench_r2_sigma07.py roots --alpha 1 --points 1024 --scrambles 2   # root finding, one scramble's map
-    python bench/bench_r2_sigma07.py et --alpha 2 --points 4096                # paired e_t per scramble
-    python bench/bench_r2_sigma07.py table                                     # tables from the cache
+    python bench/investigations/bench_r2_sigma07.py fd --alpha 1 --d 1000 --instances 8      # finite d (L-BFGS, float32)
+    python bench/investigations/bench_r2_sigma07.py fdpin --alpha 1 --d 1000 --instances 8   # the same, with M = 0 imposed
+    python bench/investigations/bench_r2_sigma07.py theory --alpha 1 --points 1024            # the engine from informed starts
+    python bench/investigations/bench_r2_sigma07.py roots --alpha 1 --points 1024 --scrambles 2   # root finding, one scramble's map
+    python bench/investigations/bench_r2_sigma07.py et --alpha 2 --points 4096                # paired e_t per scramble
+    python bench/investigations/bench_r2_sigma07.py table                                     # tables from the cache
 
 ``fd``: per instance (the keys of ``attnphase.simulate``, ``fold_in(key(seed), i)``) the student trained as
 ``simulate --optimizer lbfgs`` trains it (:func:`attnphase.simulate.instance`, :func:`~attnphase.simulate.train`),
@@ -63,7 +63,7 @@ from attnphase.theory.starts import model_start  # noqa: E402
 from attnphase.theory.state import OrderParams, canonical_frame, invariants, unflatten  # noqa: E402
 from bench_free_r2_roots import make_map, rotate_onto_first  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "data" / "r2_sigma07"
 PARAMS = dict(L=2, r=2, r_star=1, omega=0.3, sigma=0.7, lam=0.01)
 INITS = ("semantic", "positional", "random")
