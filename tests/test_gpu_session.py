@@ -109,7 +109,7 @@ def test_diagram_session_on_the_cpu_at_a_reduced_size(tmp_path):
         assert pd_["not_converged_cells"] == 0 and pd_["provenance"]["seconds"] > 0
         # α_c(0.3) = 1.2515 (docs/notes/2026-12-03-phase-boundaries.md), here linearly interpolated between α = 1 and 1.5: 1.20
         assert pd_["lines"][0]["alpha_c"] == pytest.approx(1.2515, abs=0.06)
-    assert (root / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
+    assert (root / "docs" / "notes" / "benchmarks-log.md").read_text() == (ROOT / "docs" / "notes" / "benchmarks-log.md").read_text()
     _check_files(out)
 
 

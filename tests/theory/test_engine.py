@@ -344,7 +344,7 @@ def _cli(args, capsys):
     (["--P", "1;-1;2"], "P"),
     (["--L", "3", "--integrator", "split"], "--integrator"),
     (["--integrator", "exact"], "--integrator"),
-    (["--integrator", "qmc", "--qmc-points", "1000"], "qmc_points"),
+    (["--integrator", "qmc", "--qmc-points", "1000"], "--qmc-points"),
     (["--integrator", "qmc", "--qmc-target", "-1"], "target"),
 ])
 def test_cli_bad_matrices_and_integrators_one_line_exit_2(args, word, capsys):
