@@ -20,28 +20,12 @@ A runnable tour: ``examples/tour.py``.
 
 __version__ = "0.2.0"
 
-import types as _types
-
 from .errors import NotConvergedError, ParameterError  # noqa: E402
-from .model import ModelParams  # noqa: E402
+from .model import ModelParams  # noqa: E402  (no JAX: the model's parameters only)
 
-
-class _CallableModule(_types.ModuleType):
-    """A submodule that is also the API function of the same name: ``attnphase.simulate(...)`` runs
-    :func:`attnphase.api.simulate`, while ``attnphase.simulate.TrainConfig`` and ``from attnphase import
-    simulate`` keep working as the module."""
-
-    def __call__(self, *args, **kwargs):
-        from . import api
-        return getattr(api, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
-
-
-from . import baseline, model, simulate  # noqa: E402 -- the submodules that share a name with an API function
-
-for _m in (simulate, baseline, model):
-    _m.__class__ = _CallableModule
-    _m.__doc__ = (_m.__doc__ or "") + "\n\nCalled as a function, this module runs ``attnphase.api." + \
-        _m.__name__.rsplit(".", 1)[1] + "`` (keyword model parameters, results with ``.to_frame()``)."
+# the submodules that share a name with an API function load on first use (attnphase.simulate(...) or
+# attnphase.simulate.TrainConfig); each makes itself callable when imported (callable_module.make_callable)
+_SUBMODULES = ("simulate", "baseline", "model")
 
 _LAZY = {
     "solve": ("attnphase.api", "solve"),
@@ -59,9 +43,11 @@ __all__ = ["ModelParams", "ParameterError", "NotConvergedError", "__version__", 
 
 def __getattr__(name: str):
     """Heavy parts (JAX, the theory) load on first use, so ``import attnphase`` stays fast."""
+    import importlib
+    if name in _SUBMODULES:
+        return importlib.import_module(f"attnphase.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module 'attnphase' has no attribute {name!r}")
-    import importlib
     mod_name, attr = _LAZY[name]
     try:
         mod = importlib.import_module(mod_name)
@@ -75,4 +61,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
