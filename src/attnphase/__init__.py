@@ -20,12 +20,40 @@ A runnable tour: ``examples/tour.py``.
 
 __version__ = "0.2.0"
 
+import sys as _sys
+import types as _types
+
+# the submodules that share a name with an API function: attnphase.simulate(...) runs attnphase.api.simulate
+# while attnphase.simulate.TrainConfig and `from attnphase import simulate` keep working as the module. They load
+# on first use (JAX with them), by whatever path: the import system binds a submodule to its package with
+# setattr, where _Package makes it callable.
+_SUBMODULES = ("simulate", "baseline", "model")
+
+
+class _CallableModule(_types.ModuleType):
+    """A submodule that is also the API function of the same name (``attnphase.api.<name>``)."""
+
+    def __call__(self, *args, **kwargs):
+        from . import api
+        return getattr(api, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
+
+
+class _Package(_types.ModuleType):
+    """The package: binding one of :data:`_SUBMODULES` to it makes that submodule callable."""
+
+    def __setattr__(self, name, value):
+        if name in _SUBMODULES and isinstance(value, _types.ModuleType) and type(value) is _types.ModuleType:
+            value.__class__ = _CallableModule
+            value.__doc__ = (value.__doc__ or "") + (f"\n\nCalled as a function, this module runs "
+                                                     f"``attnphase.api.{name}`` (keyword model parameters, "
+                                                     "results with ``.to_frame()``).")
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
 from .errors import NotConvergedError, ParameterError  # noqa: E402
 from .model import ModelParams  # noqa: E402  (no JAX: the model's parameters only)
-
-# the submodules that share a name with an API function load on first use (attnphase.simulate(...) or
-# attnphase.simulate.TrainConfig); each makes itself callable when imported (callable_module.make_callable)
-_SUBMODULES = ("simulate", "baseline", "model")
 
 _LAZY = {
     "solve": ("attnphase.api", "solve"),

@@ -14,7 +14,6 @@ import jax.numpy as jnp
 from .errors import check_int, check_range
 from .model import ModelParams
 from .precision import full_precision
-from .callable_module import make_callable
 
 LAM_LIN = 1e-4
 
@@ -90,6 +89,3 @@ def eps_lin(params: ModelParams, nodes: int = 80, mc_samples: int = 400_000, see
 
 def check_lam_lin(lam_lin: float) -> float:
     return check_range("lam_lin", lam_lin, lo=0.0)
-
-
-make_callable(__name__)

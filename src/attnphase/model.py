@@ -13,7 +13,6 @@ import numpy as np
 
 from .errors import ParameterError, check_range
 from .guards import MAX_K, MAX_LAM, MAX_SIGMA, check_model_size
-from .callable_module import make_callable
 
 PAPER_A = ((0.6, 0.4), (0.4, 0.6))
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
@@ -101,6 +100,3 @@ class ModelParams:
         d["A"] = [list(row) for row in self.A]
         d["P"] = [list(row) for row in self.P]
         return d
-
-
-make_callable(__name__)

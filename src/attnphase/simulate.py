@@ -52,7 +52,6 @@ from .attention import (RiskStatistics, empirical_risk, empirical_risk_from_stat
                         positional_encodings, risk_statistics, sample_loss, sample_loss_from_statistics)
 from .provenance import provenance
 from .precision import full_precision
-from .callable_module import make_callable
 
 INITS = ("semantic", "positional", "random")
 OPTIMIZERS = ("gd", "lbfgs")
@@ -589,6 +588,3 @@ class _nullcontext:
 
     def __exit__(self, *a):
         return False
-
-
-make_callable(__name__)
