@@ -29,8 +29,8 @@ import optax
 
 from attnphase import reference_gd
 from attnphase.data import n_samples, sample_dataset, sample_teacher
-from attnphase.model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_encodings,
-                             risk_statistics)
+from attnphase.model import ModelParams
+from attnphase.attention import empirical_risk, empirical_risk_from_statistics, positional_encodings, risk_statistics
 from attnphase.simulate import _TRAINERS, TrainConfig, _build, _knobs, _structure, instance_keys, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,7 +157,7 @@ def speed_section(a) -> str:
     g, lb = r["gd1_result"], r["lbfgs1_result"]
     L = [f"### (a) One GD step at d = {D}, α = {ALPHA:g} (n = {N}), ω = 0.3, same data", "",
          f"Compiled: a `fori_loop` of {a.step_loop} steps, fastest of 3. Eager: `jax.grad` of "
-         f"`model.empirical_risk` called in a Python loop without `jit` ({a.eager_steps} steps timed).", "",
+         f"`attention.empirical_risk` called in a Python loop without `jit` ({a.eager_steps} steps timed).", "",
          "| form | ms per step | vs reference (compiled) |", "|---|---|---|",
          f"| eager loop, reference form (no jit) | {ms['eager']:.1f} | {ms['eager'] / ms['reference']:.2f}× slower |",
          f"| compiled, reference form `empirical_risk` (before) | {ms['reference']:.2f} | 1× |",

@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphase.model import ModelParams, empirical_risk, empirical_risk_from_statistics, risk_statistics
+from attnphase.model import ModelParams
+from attnphase.attention import empirical_risk, empirical_risk_from_statistics, risk_statistics
 from attnphase.simulate import TrainConfig, initial_Q, instance, risk_hessian, train
 
 L3 = ModelParams(omega=0.3, L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
@@ -22,7 +23,7 @@ def _training_risk(inst, p):
 def test_gradient_and_hessian_match_finite_differences(p, r):
     """On a tiny instance (d = 12) at a random Q: ∇R equals the training objective's gradient and central
     differences of R; H equals central differences of that gradient (columns), is symmetric, and equals
-    ``jax.hessian`` of the reference risk :func:`attnphase.model.empirical_risk`."""
+    ``jax.hessian`` of the reference risk :func:`attnphase.attention.empirical_risk`."""
     p = p.replace(r=r)
     d = 12
     with jax.enable_x64(True):

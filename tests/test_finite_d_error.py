@@ -11,7 +11,8 @@ from attnphase.baseline import linear_sample_loss
 from attnphase.data import sample_dataset, sample_teacher
 from attnphase.errors import ParameterError
 from attnphase.finite_d_error import exact_errors, qmc_normals, span_basis, subspace_dim
-from attnphase.model import ModelParams, positional_directions, positional_encodings, sample_loss
+from attnphase.model import ModelParams
+from attnphase.attention import positional_directions, positional_encodings, sample_loss
 from attnphase.simulate import TrainConfig, simulate
 
 A3 = ((0.5, 0.3, 0.2), (0.2, 0.5, 0.3), (0.3, 0.2, 0.5))

@@ -7,8 +7,8 @@ import pytest
 
 from attnphase import ModelParams, ParameterError
 from attnphase.data import sample_dataset, sample_teacher
-from attnphase.model import (empirical_risk, order_parameters, positional_directions,
-                             positional_encodings, softmax_attention, teacher_attention)
+from attnphase.attention import (empirical_risk, order_parameters, positional_directions, positional_encodings,
+                                 softmax_attention, teacher_attention)
 
 
 @pytest.mark.parametrize("kw, name", [

@@ -18,8 +18,9 @@ import pytest
 
 from attnphase.baseline import fit_linear, linear_sample_loss
 from attnphase.data import sample_dataset, sample_teacher
-from attnphase.model import (ModelParams, empirical_risk, empirical_risk_from_statistics, order_parameters,
-                             positional_directions, positional_encodings, risk_statistics)
+from attnphase.model import ModelParams
+from attnphase.attention import (empirical_risk, empirical_risk_from_statistics, order_parameters,
+                                 positional_directions, positional_encodings, risk_statistics)
 from attnphase.simulate import (TrainConfig, _build, _knobs, _structure, instance, instance_keys, observables,
                                 risk_hessian, simulate, train)
 

@@ -322,6 +322,42 @@ def test_ctrl_c_during_sweep_exits_130_and_resumes(tmp_path, monkeypatch):
         assert all(r["attempts"] == 1 for r in st.rows())
 
 
+def test_ctrl_c_with_two_workers_prints_one_line_only(tmp_path):
+    """Issue 30, item 9: Ctrl-C of ``sweep run --workers 2`` ends with the one line; the pool's semaphores are
+    released before the exit (old code: multiprocessing's resource tracker added "There appear to be N leaked
+    semaphore objects" warnings after it). Real simulate tasks: the spawned workers must import the kind."""
+    f = tmp_path / "w.toml"
+    f.write_text(textwrap.dedent(f"""\
+        [sweep]
+        name = "w"
+        output = "{tmp_path / 'res'}"
+        [[task]]
+        kind = "simulate"
+        seeds = [0]
+        instances = 2
+        params = {{ d = 200, optimizer = "lbfgs" }}
+        grid = {{ alpha = {{ start = 0.5, stop = 2.0, num = 12 }} }}
+        """))
+    sw = load(f)
+
+    def claimed(p):
+        def ready():
+            if not sw.db_path.exists():
+                return False
+            try:
+                with Store(sw.db_path, read_only=True) as st:
+                    return bool(st.claims())        # a worker of the pool has started a task
+            except Exception:                       # noqa: BLE001 -- the store is being created
+                return False
+        return ready
+
+    (p,) = _interrupt(["sweep", "run", str(f), "--quiet", "--workers", "2"], {}, claimed, trials=1, timeout=240)
+    assert p.returncode == 130, p.stderr
+    assert "resource_tracker" not in p.stderr and "leaked" not in p.stderr, p.stderr
+    line = one_line_error(p)
+    assert line.startswith("interrupted (Ctrl-C)")
+
+
 def test_ctrl_c_during_simulate_exits_130_with_one_line(tmp_path):
     out = tmp_path / "never.csv"
 

@@ -106,3 +106,49 @@ def test_simulate_json_warns_on_stderr_when_not_converged(capsys):
     p = run_cli(capsys, "simulate", "--d", "20", "--steps", "2", "--instances", "2", "--json")
     assert p.returncode == 0, p.stderr
     assert "did not converge" in p.stderr and "max_steps" in p.stderr
+
+
+_LOADS = """
+import sys
+from attnphase.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    print("exit", exc.code, "jax" in sys.modules, "matplotlib" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["baseline", "--L", "1000000"],
+    ["theory", "point", "--alpha", "1", "--L", "3000"],
+    ["theory", "point", "--alpha", "1", "--integrator", "qmc", "--qmc-points", "1073741824"],
+    ["theory", "point", "--alpha", "1", "--qmc-points", "1024", "--scrambles", "100000000"],
+    ["theory", "phase-diagram", "--omegas", "0.1:0.5:1000", "--alphas", "0.1:2:1000", "--out", "unused_dir"],
+    ["simulate", "--d", "20", "--instances", "1000000"],
+    ["simulate", "--alpha", "nan"],
+])
+def test_refusal_loads_neither_jax_nor_matplotlib(args, tmp_path):
+    """Issue 30, item 2/4 (refused "in under 2 s"): a refused size or number never imports JAX (≈ 2 s of the old
+    1.8–2.4 s refusals) nor matplotlib; asserted on what the process imported, not on a timing."""
+    import subprocess
+    import sys
+    import os
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", _LOADS, *args], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert out.stdout.split() == ["exit", "2", "False", "False"], (out.stdout, out.stderr[-500:])
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("error:"), out.stderr
+
+
+def test_import_attnphase_does_not_load_jax():
+    """``import attnphase`` and ``attnphase.ModelParams`` stay free of JAX; ``attnphase.simulate`` (the module
+    and the API function) loads it on first use and is callable whatever imported it first."""
+    import subprocess
+    import sys
+    import os
+    code = ("import sys, attnphase\nassert 'jax' not in sys.modules\np = attnphase.ModelParams(omega=0.2)\n"
+            "assert 'jax' not in sys.modules\nimport attnphase.simulate as s\nassert callable(attnphase.simulate)\n"
+            "assert s.TrainConfig and callable(attnphase.baseline) and callable(attnphase.model)\nprint('ok')")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-800:]

@@ -8,8 +8,8 @@ import pytest
 
 from attnphase.data import n_samples, sample_dataset, sample_teacher
 from attnphase.errors import ParameterError
-from attnphase.model import (ModelParams, empirical_risk, empirical_risk_from_statistics, positional_encodings,
-                             risk_statistics)
+from attnphase.model import ModelParams
+from attnphase.attention import empirical_risk, empirical_risk_from_statistics, positional_encodings, risk_statistics
 from attnphase.simulate import (SimulationResult, TrainConfig, TrainStatus, _build, _knobs, _structure,
                                 instance_keys, instances_per_batch, simulate)
 

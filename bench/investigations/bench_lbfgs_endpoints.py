@@ -41,7 +41,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from attnphase.model import ModelParams, empirical_risk_from_statistics, risk_statistics  # noqa: E402
+from attnphase.model import ModelParams
+from attnphase.attention import empirical_risk_from_statistics, risk_statistics  # noqa: E402
 from attnphase.simulate import Instance, TrainConfig, initial_Q, instance, observables, train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

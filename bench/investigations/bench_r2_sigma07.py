@@ -123,7 +123,7 @@ def run_fd(init: str, alpha: float, d: int, n: int, seed: int = 0) -> dict:
 
 def run_fd_pinned(alpha: float, d: int, n: int, seed: int = 0) -> dict:
     """``n`` instances trained with M = 0 imposed (module docstring, ``fdpin``), cached."""
-    from attnphase.model import empirical_risk_from_statistics, risk_statistics
+    from attnphase.attention import empirical_risk_from_statistics, risk_statistics
     from attnphase.simulate import _STATUS_CODES, _knobs, _train_lbfgs, initial_Q
     f = OUT / f"fdpin_semantic_a{alpha:g}_d{d}_n{n}.json"
     if f.exists():

@@ -16,7 +16,8 @@ import numpy as np
 from attnphase import baseline as bl
 from attnphase.data import n_samples
 from attnphase.finite_d_error import integrate, project
-from attnphase.model import ModelParams, empirical_risk, empirical_risk_from_statistics, risk_statistics
+from attnphase.model import ModelParams
+from attnphase.attention import empirical_risk, empirical_risk_from_statistics, risk_statistics
 from attnphase.simulate import (TrainConfig, _draw, _gradient_descent, _initial_Q, _knobs, _structure,
                                 _train_lbfgs, instance_keys, simulate)
 

@@ -20,28 +20,40 @@ A runnable tour: ``examples/tour.py``.
 
 __version__ = "0.2.0"
 
+import sys as _sys
 import types as _types
 
-from .errors import NotConvergedError, ParameterError  # noqa: E402
-from .model import ModelParams  # noqa: E402
+# the submodules that share a name with an API function: attnphase.simulate(...) runs attnphase.api.simulate
+# while attnphase.simulate.TrainConfig and `from attnphase import simulate` keep working as the module. They load
+# on first use (JAX with them), by whatever path: the import system binds a submodule to its package with
+# setattr, where _Package makes it callable.
+_SUBMODULES = ("simulate", "baseline", "model")
 
 
 class _CallableModule(_types.ModuleType):
-    """A submodule that is also the API function of the same name: ``attnphase.simulate(...)`` runs
-    :func:`attnphase.api.simulate`, while ``attnphase.simulate.TrainConfig`` and ``from attnphase import
-    simulate`` keep working as the module."""
+    """A submodule that is also the API function of the same name (``attnphase.api.<name>``)."""
 
     def __call__(self, *args, **kwargs):
         from . import api
         return getattr(api, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
 
 
-from . import baseline, model, simulate  # noqa: E402 -- the submodules that share a name with an API function
+class _Package(_types.ModuleType):
+    """The package: binding one of :data:`_SUBMODULES` to it makes that submodule callable."""
 
-for _m in (simulate, baseline, model):
-    _m.__class__ = _CallableModule
-    _m.__doc__ = (_m.__doc__ or "") + "\n\nCalled as a function, this module runs ``attnphase.api." + \
-        _m.__name__.rsplit(".", 1)[1] + "`` (keyword model parameters, results with ``.to_frame()``)."
+    def __setattr__(self, name, value):
+        if name in _SUBMODULES and isinstance(value, _types.ModuleType) and type(value) is _types.ModuleType:
+            value.__class__ = _CallableModule
+            value.__doc__ = (value.__doc__ or "") + (f"\n\nCalled as a function, this module runs "
+                                                     f"``attnphase.api.{name}`` (keyword model parameters, "
+                                                     "results with ``.to_frame()``).")
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+from .errors import NotConvergedError, ParameterError  # noqa: E402
+from .model import ModelParams  # noqa: E402  (no JAX: the model's parameters only)
 
 _LAZY = {
     "solve": ("attnphase.api", "solve"),
@@ -59,9 +71,11 @@ __all__ = ["ModelParams", "ParameterError", "NotConvergedError", "__version__", 
 
 def __getattr__(name: str):
     """Heavy parts (JAX, the theory) load on first use, so ``import attnphase`` stays fast."""
+    import importlib
+    if name in _SUBMODULES:
+        return importlib.import_module(f"attnphase.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module 'attnphase' has no attribute {name!r}")
-    import importlib
     mod_name, attr = _LAZY[name]
     try:
         mod = importlib.import_module(mod_name)
@@ -75,4 +89,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

@@ -10,7 +10,8 @@ import jax.numpy as jnp
 
 from .errors import check_int, check_range
 from .guards import MAX_ALPHA
-from .model import ModelParams, teacher_labels
+from .model import ModelParams
+from .attention import teacher_labels
 
 
 def sample_teacher(key: jax.Array, params: ModelParams, d: int, dtype=jnp.float32) -> jax.Array:

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .errors import ParameterError, check_int
-from .model import softmax_attention, teacher_attention
+from .attention import softmax_attention, teacher_attention
 from .precision import full_precision
 
 DEFAULT_POINTS = 2 ** 14

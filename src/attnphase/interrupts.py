@@ -84,6 +84,7 @@ def _exit(signum: int) -> None:
         line = f"\ninterrupted ({name}): {text or 'stopped, nothing written after this point'}\n"
         os.write(2, line.encode())
         _stop_children()
+        _release_semaphores()
         os._exit(EXIT_CODES[signum])
 
 
@@ -102,3 +103,26 @@ def _stop_children() -> None:
             child.terminate()
         except Exception:  # noqa: BLE001
             pass
+    for child in children:
+        try:
+            child.join(timeout=2.0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _release_semaphores() -> None:
+    """Unlink the named semaphores of this process's pools and queues before ``os._exit``.
+
+    Without it, multiprocessing's resource tracker (a process of its own) finds them when this process is
+    gone, unlinks them itself and prints "resource_tracker: There appear to be N leaked semaphore objects"
+    after our one line (issue 30, item 9). multiprocessing registers each one's unlink as a finaliser of
+    priority 0 and queue closes at 10; both run here (priority ≥ 0: never the joins of feeder threads, which
+    have negative priority and could wait). The runner is not public API, hence the guarded lookup."""
+    util = sys.modules.get("multiprocessing.util")
+    run = getattr(util, "_run_finalizers", None) if util is not None else None
+    if run is None:
+        return
+    try:
+        run(0)
+    except Exception:  # noqa: BLE001 -- the exit must happen whatever the cleanup does
+        pass

@@ -18,8 +18,8 @@ in a batch. All instances are trained in one jit-compiled call: on a CPU one aft
 vmapped together in groups as large as memory allows (:func:`instances_per_batch`).
 
 Speed: training evaluates ``R`` and ``∇R`` in the sufficient-statistics form
-:func:`attnphase.model.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
-reported ``e_t`` is then evaluated with the reference :func:`attnphase.model.empirical_risk`. σ, λ, ω, A,
+:func:`attnphase.attention.empirical_risk_from_statistics` (two passes over ``Z = X + p`` per gradient); the
+reported ``e_t`` is then evaluated with the reference :func:`attnphase.attention.empirical_risk`. σ, λ, ω, A,
 the initialisation and the optimiser's numbers (lr, steps, gtol, max_iter) are traced arguments of the
 compiled function, so changing them does not recompile; d, n, L, r, r*, P, A, the optimiser, x64, the
 test-error method and (sampled) the number of test samples or (exact) the QMC point count do.
@@ -47,9 +47,9 @@ from .finite_d_error import DEFAULT_POINTS, DEFAULT_SCRAMBLES, integrate, projec
 from .data import labelled_dataset, n_samples, sample_teacher
 from .errors import ParameterError, check_int, check_range
 from .guards import MAX_SEED, MAX_STEPS, check_simulation
-from .model import (ModelParams, RiskStatistics, empirical_risk, empirical_risk_from_statistics,
-                    positional_directions, positional_encodings, risk_statistics, sample_loss,
-                    sample_loss_from_statistics)
+from .model import ModelParams
+from .attention import (RiskStatistics, empirical_risk, empirical_risk_from_statistics, positional_directions,
+                        positional_encodings, risk_statistics, sample_loss, sample_loss_from_statistics)
 from .provenance import provenance
 from .precision import full_precision
 
@@ -394,7 +394,7 @@ def train(inst: Instance, params: ModelParams, config: TrainConfig, Q0=None):
 @full_precision
 def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
     """What :func:`simulate` reports of a student ``Q`` on this instance: ``m``, ``theta``, ``theta_over_sigma2``,
-    ``q`` (norms and trace for r > 1) and ``e_t = R(Q)/d`` (reference :func:`attnphase.model.empirical_risk`)."""
+    ``q`` (norms and trace for r > 1) and ``e_t = R(Q)/d`` (reference :func:`attnphase.attention.empirical_risk`)."""
     dtype = Q.dtype
     Q_star, X, Y, p, u = (jnp.asarray(a, dtype) for a in (inst.Q_star, inst.X, inst.Y, inst.p, inst.u))
     m, th, tos, q = _observables(Q, Q_star, u, params.sigma)
@@ -404,7 +404,7 @@ def observables(Q, inst: Instance, params: ModelParams) -> dict[str, float]:
 
 @full_precision
 def _risk_twice_differentiable(Q, stats: RiskStatistics, lam):
-    """The training objective of :func:`train` (:func:`attnphase.model.empirical_risk_from_statistics`, the
+    """The training objective of :func:`train` (:func:`attnphase.attention.empirical_risk_from_statistics`, the
     summed risk with the λ ridge, MODEL.md §2) without its reverse-only matrix product, so that forward mode
     (hence second derivatives) applies."""
     n, L, d = stats.Z.shape

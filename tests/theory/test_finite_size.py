@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from attnphase.finite_d_error import exact_errors, qmc_normals
-from attnphase.model import ModelParams, positional_directions, positional_encodings
+from attnphase.model import ModelParams
+from attnphase.attention import positional_directions, positional_encodings
 from attnphase.theory import channel_general as CG
 from attnphase.theory import finite_size as FS
 from attnphase.theory import prox_general as PG

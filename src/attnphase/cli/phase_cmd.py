@@ -167,7 +167,6 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
-    from ..plots import empirical_delta, plot_phase_diagram, save_figure
     from ..provenance import provenance
     w = parse_linspace("--omegas", omegas)
     for v in w:
@@ -177,6 +176,7 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     _nodes("--nodes", nodes)
     check_int("--workers", workers, 0)
     out = check_output_path(out, directory=True)
+    from ..plots import empirical_delta, plot_phase_diagram, save_figure   # matplotlib loads once accepted
     emp = None
     if sweep is not None:
         if not sweep.exists():

@@ -43,7 +43,6 @@ def simulate(
     """
     from ..errors import ParameterError, check_range
     from ..guards import check_simulation
-    from ..simulate import TrainConfig, simulate as run
     params = model_params(L, r, sigma, lam, omega, A, r_star=r_star, P=P)
     check_range("--init-scale", init_scale, lo=0.0, lo_open=True)
     if test_error not in ("exact", "sampled"):
@@ -51,6 +50,7 @@ def simulate(
     check_simulation(params.L, params.r, params.r_star, params.k, alpha=alpha, d=d, instances=instances, seed=seed,
                      steps=steps, max_iter=max_iter, warmup_steps=warmup_steps, test_samples=test_samples, x64=x64,
                      test_error=test_error)
+    from ..simulate import TrainConfig, simulate as run     # JAX loads only once the sizes are accepted
     cfg = TrainConfig(init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, max_iter=max_iter,
                       warmup_steps=warmup_steps, x64=x64, init_scale=init_scale)
     if out is not None:
@@ -92,14 +92,14 @@ def baseline(
     as_json: bool = JsonOpt,
 ) -> None:
     """Population test error ε_lin of the optimal linear positional baseline (MODEL.md §5)."""
-    from ..baseline import eps_lin
-    from ..provenance import provenance
-    from ..errors import ParameterError, check_int
+    from ..errors import check_int
     from ..guards import baseline_bytes, check_memory
     params = model_params(L, 1, sigma, lam, omega, A)
     check_int("nodes", nodes, 2)
     check_memory("nodes" if L == 2 else "L", nodes if L == 2 else L, baseline_bytes(L, 1, nodes, 400_000),
                  f"the baseline's {'quadrature' if L == 2 else 'Monte Carlo'} at L={L}")
+    from ..baseline import eps_lin          # JAX loads only once the input is accepted
+    from ..provenance import provenance
     e = eps_lin(params, nodes=nodes)
     if as_json:
         emit_json({"eps_lin": e, "params": params.to_dict(),

@@ -171,17 +171,18 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                                         "stability').")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
+    params = _params(L, r, r_star, sigma, lam, omega, A, P)
+    check_theory(params, qmc_points, scrambles, 1, ("--qmc-points", "--scrambles"))
+    # the sizes are accepted: JAX and the theory load only now (a refusal above takes well under 2 s)
     from ..theory import BRANCHES, solve_point
     from ..theory.solver import resolution_note
     from ..theory.finite_size import check_dimension
-    params = _params(L, r, r_star, sigma, lam, omega, A, P)
     dim = None if dim is None else check_dimension(dim, "--d")
     if branch not in BRANCHES:
         raise ParameterError("--branch", f"one of {', '.join(BRANCHES)}", branch)
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
-    check_theory(params, qmc_points, scrambles, 1, ("--qmc-points", "--scrambles"))
     if how == "qmc":
         from ..progress import QMCStatus
         from ..theory.engine import solve

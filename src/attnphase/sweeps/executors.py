@@ -13,6 +13,7 @@ import os
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ParameterError
+from ..interrupts import critical
 from .spec import Sweep
 from .store import Store
 from .tasks import execute
@@ -81,7 +82,8 @@ def run_local(tasks: Iterable[dict[str, Any]], workers: int = 1,
                 if t is None:
                     exhausted = True
                 else:
-                    running.add(pool.submit(execute, t))
+                    with critical():        # a submit may spawn a worker: an interrupt waits until it
+                        running.add(pool.submit(execute, t))   # has its start data (else: EOFError)
             if not running:
                 return
             finished, running = wait(running, return_when=FIRST_COMPLETED)
