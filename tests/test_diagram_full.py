@@ -185,16 +185,11 @@ def test_overlay_of_a_real_sweep(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--workers", "-1"], ["--theory", "no_such_folder"]])
-def test_cli_bad_workers_or_theory_folder_exit_2_one_line(tmp_path, args):
-    import subprocess
-    import sys
-    main = "import sys; from attnphase.cli import main; sys.argv = ['attnphase'] + sys.argv[1:]; main()"
-    p = subprocess.run([sys.executable, "-c", main, "theory", "phase-diagram", "--out", str(tmp_path / "o"),
-                        *[str(tmp_path / a) if a == "no_such_folder" else a for a in args]],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2, p.stderr
-    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1 and args[0] in lines[0] and "Traceback" not in p.stderr
+def test_cli_bad_workers_or_theory_folder_exit_2_one_line(tmp_path, args, capsys):
+    from _safety import error_line, run_cli      # in this process: a fresh interpreter costs ~2 CPU-s of imports
+    p = run_cli(capsys, "theory", "phase-diagram", "--out", str(tmp_path / "o"),
+                *[str(tmp_path / a) if a == "no_such_folder" else a for a in args])
+    assert args[0] in error_line(p)
 
 
 def test_an_unstable_target_already_solved_is_kept_not_resolved():

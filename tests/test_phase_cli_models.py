@@ -1,22 +1,14 @@
 """`theory transition`, `theory phase-diagram`, `reproduce` and the API take the model options (--L --r --r-star
 --A --P): parsing reaches the phase code with the model asked for; bad input exits 2 with one line."""
 
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 
+from _safety import error_line, run_cli
+
 from attnphase.model import ModelParams
 
-_MAIN = "import sys; from attnphase.cli import main; main(sys.argv[1:])"
 A3 = "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6"
-
-
-def _run(*args):
-    p = subprocess.run([sys.executable, "-c", _MAIN, *args], capture_output=True, text=True, timeout=180)
-    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-    return p, lines
 
 
 @pytest.mark.parametrize("args,word", [
@@ -28,10 +20,10 @@ def _run(*args):
     (["theory", "phase-diagram", "--out", "x", "--L", "3", "--P", "1;2"], "P"),
     (["reproduce", "--L", "3", "--A", "0.5,0.5;0.5,0.5"], "A"),
 ])
-def test_bad_model_input_exits_2_one_line(args, word):
-    p, lines = _run(*args)
-    assert p.returncode == 2, p.stderr
-    assert len(lines) == 1 and word in lines[0] and "Traceback" not in p.stderr
+def test_bad_model_input_exits_2_one_line(args, word, capsys):
+    """In this process (a fresh interpreter per case cost ~2 CPU-s of imports; the entry point in a process of
+    its own: tests/test_cli_simulate.py::test_bad_input_exits_2_with_one_line_subprocess)."""
+    assert word in error_line(run_cli(capsys, *args))
 
 
 def _capture(monkeypatch, module, name):

@@ -284,6 +284,8 @@ def test_sigma_1_omega_0p02_alpha_l_is_bracketed_real_theory():
     ε_g^sem crosses ε_lin) or the bracket [α_c, first valid semantic point]."""
     r = transition(ModelParams(omega=0.02, sigma=1.0), alphas=[0.4, 0.5, 0.6], mixed_alphas=[], extend=False)
     assert r.alpha_c is not None and 0.515 < r.alpha_c < 0.535 and r.alpha_c_kind == "competitor loses stability"
+    # 0.4988: the σ = 1, ω = 0.02 row at nodes 4 (package output, docs/notes/2026-12-03-phase-boundaries.md;
+    # regression pin)
     assert r.alpha_c_location["nodes"] == 8 and abs(r.alpha_c_location["alpha_curve_nodes"] - 0.4988) < 2e-3
     first = min(p.alpha for p in r.branches["semantic"].valid())
     assert first > r.alpha_c + 2e-3

@@ -236,6 +236,7 @@ def test_overlap_significance_rules():
     from attnphase.theory.engine import SPREAD_LIMIT, overlap_significance
     ok = overlap_significance("positional", _states([0.25, 0.26, 0.255, 0.252]), None, 1, 1, 1)
     assert ok["significant"] and ok["overlap"] == "m" and ok["t"] > 50
+    # 0.25425: the mean of the four inputs above (independent arithmetic)
     assert abs(ok["value"] - 0.25425) < 1e-12
     signs = overlap_significance("positional", _states([0.05, -0.04, 0.03, -0.05]), None, 1, 1, 1)
     assert not signs["significant"] and "s.e." in signs["reason"] and signs["t"] < 3
@@ -281,6 +282,7 @@ def test_collapsed_positional_branch_is_not_significant():
     assert d["status"] == "not_significant" and d["converged"] is False
     assert d["provenance"]["significance"]["overlap"] == "m" and d["provenance"]["significance"]["k"] == 3.0
     assert mid.status is Status.CONVERGED and mid.significance["significant"]
+    # 0.258: the paper's positional table at ω = 0.3, α = 2 (reference/theory_omega0.3_positional.csv: m = 0.25857)
     assert mid.significance["spread"] < 0.05 and abs(mid.values["m"] - 0.258) < 0.01
 
 

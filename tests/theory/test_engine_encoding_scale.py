@@ -60,6 +60,9 @@ def test_positional_at_P_2_converges_by_continuation_in_the_scale_and_its_mode_i
     assert s.params.P == p.P
     paper = solve(_P(1.0), 1.5, "positional", qmc_config=CFG, stability=False)
     assert paper.converged and paper.iteration["start"] == "model"
+    # window: package output 0.16926 ± 5e-5 (QMC engine, docs/notes/2026-12-05-theory-general.md, encoding-scale
+    # table; regression band) and, independently, L-BFGS at finite d there: m = 0.1642 ± 0.0003 at d = 800,
+    # a + b/d 0.1662
     assert 0.16 < s.m < 0.18 and s.errors["m"] < 1e-3 * s.m         # measured 0.16926 ± 5e-5; finite d ≈ 0.16
     assert 0.6 < 2.0 * s.m / paper.m < 1.5
     lam2, lam1 = _leading_eigenvalue(s, p), _leading_eigenvalue(paper, _P(1.0))
@@ -84,6 +87,7 @@ def test_not_significant_reason_lists_each_scrambles_overlap():
     assert not rec["significant"]
     want = [np.hypot(0.127, 0.195), np.hypot(0.079, 0.138), np.hypot(0.096, 0.152), np.hypot(0.019, 0.032)]
     np.testing.assert_allclose(rec["per_scramble"], want, rtol=1e-6)
+    # the numbers are `want` above rounded (hypot of the inputs): independent arithmetic
     assert "per scramble ‖m‖ = 0.233, 0.159, 0.18, 0.0372" in rec["reason"]
     ok = overlap_significance("positional", xs[:3], None, 1, 4, 1)
     assert ok["significant"] and ok["reason"] is None and len(ok["per_scramble"]) == 3

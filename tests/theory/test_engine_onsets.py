@@ -57,6 +57,9 @@ def test_transition_through_another_solver_quotes_the_onsets():
     positional, 0.08068 semantic at α = 2); through another solver, whose q at the q = 0 point is round-off
     (the engine's ~1e-22, not 0), it said nothing. Fails on the old code (no such note)."""
     note = _transition_note(ModelParams(omega=0.3, lam=0.5))
+    # 0.1737 / 0.08068: package output, the closed-form onsets at q = 0 (growth factor = 1: 0.173689, 0.080679),
+    # confirmed by the q → 0 extrapolation of the continued branches (0.17368, 0.08066): docs/notes/
+    # 2026-12-05-theory-general.md, "Strong ridge" table (2026-12-05) -- regression pins of the note's wording
     assert "a positional branch leaves q = 0 for λ < 0.1737" in note
     assert "a semantic branch leaves q = 0 for λ < 0.08068" in note
 
@@ -66,6 +69,8 @@ def test_transition_at_L3_quotes_the_onsets():
     """The same at L = 3 (closed form on 40³ nodes, ~35 s): the onsets of docs/notes/2026-12-05-theory-general.md, "The q = 0 point
     for any L". Fails on the old code."""
     note = _transition_note(L3.replace(lam=0.5))
+    # 0.1042 / 0.09237: package output, zero_point.branch_onsets (closed form on 40³ nodes; docs/notes/
+    # 2026-12-05-theory-general.md, "The q = 0 point for any L", 2026-12-05) -- regression pins
     assert "a positional branch leaves q = 0 for λ < 0.1042" in note
     assert "a semantic branch leaves q = 0 for λ < 0.09237" in note
 
@@ -87,6 +92,8 @@ def test_positional_branch_below_its_onset_converges_in_the_exchange_symmetric_s
     from attnphase.theory.zero_point import onset_lam
     lams = [0.085, 0.09, 0.095]
     sols = solve_batch(L3, [2.0] * 3, "positional", lams=lams, qmc_config=_cfg(), max_steps=200, stability=False)
+    # package output of zero_point.branch_onsets (closed form, docs/notes/2026-12-05-theory-general.md,
+    # 2026-12-05): a regression pin; the slopes below are the independent check (q ∝ λ_c − λ)
     lam_c = 0.10420
     assert onset_lam(L3, 2.0, "m") == pytest.approx(lam_c, abs=5e-5)
     slopes = []

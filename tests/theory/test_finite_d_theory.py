@@ -97,10 +97,19 @@ def test_e_t_coefficient_against_an_independent_monte_carlo_prox():
     assert abs(b - mc) <= 3 * math.hypot(mc_err, b_err), (b, mc, mc_err)
 
 
-def test_record_adds_coefficient_over_d_with_errors():
+@pytest.fixture(scope="module")
+def l3_record():
+    """The L = 3 record at d = 1000 (4096 × 4 points), computed once for the two tests that read it (its
+    ``*_at_d`` do not depend on the value errors passed; ~10 CPU-s a record on the 2 cores)."""
+    p = ModelParams(L=3, A=A3, omega=0.3)
+    return FS.record(p, 2.0, _l3_state(), 1000, L3_SEMANTIC_A2, {"eps_g": 3e-6, "e_t": 4e-6}, points=2 ** 12,
+                     scrambles=4)
+
+
+def test_record_adds_coefficient_over_d_with_errors(l3_record):
     p = ModelParams(L=3, A=A3, omega=0.3)
     v = L3_SEMANTIC_A2
-    rec = FS.record(p, 2.0, _l3_state(), 1000, v, {"eps_g": 3e-6, "e_t": 4e-6}, points=2 ** 12, scrambles=4)
+    rec = l3_record
     assert set(rec) == set(FS.COLUMNS) and rec["d"] == 1000
     for k in ("eps_g", "e_t"):
         assert rec[f"{k}_at_d"] == pytest.approx(v[k] + rec[f"{k}_coef"] / 1000, rel=1e-12)
@@ -111,12 +120,11 @@ def test_record_adds_coefficient_over_d_with_errors():
     assert none["d"] == 1000 and all(math.isnan(none[k]) for k in FS.COLUMNS if k != "d")
 
 
-def test_correction_matters_at_L3_and_is_small_at_L2():
+def test_correction_matters_at_L3_and_is_small_at_L2(l3_record):
     """docs/guides/finite_d_theory.md: with P = I at L = 3 the O(1/d) term is ~10 % of ε_g and e_t at
     d = 1000; at L = 2 with the paper's P = (1, −1)ᵀ it is ~1 % (both branches of the split rule)."""
     from attnphase import api
-    p3 = ModelParams(L=3, A=A3, omega=0.3)
-    r3 = FS.record(p3, 2.0, _l3_state(), 1000, L3_SEMANTIC_A2, points=2 ** 12, scrambles=4)
+    r3 = l3_record
     for k in ("eps_g", "e_t"):
         assert 0.08 < r3[f"{k}_at_d"] / L3_SEMANTIC_A2[k] - 1 < 0.2, (k, r3)
     for branch in ("semantic", "positional"):

@@ -83,6 +83,7 @@ def test_response_record_needs_a_stable_zero_and_every_scramble_its_noise_respon
 
     ok = judge(stable, [0.002, 0.006, 0.005, 0.004], [1, 1, 1, 1])     # scramble 0 twice its prediction: fine
     assert ok["collapsed"] and ok["reason"].startswith("collapsed") and ok["why_not"] is None
+    # 0.7275: the mean of `stable` (independent arithmetic)
     assert ok["overlap"] == "m" and ok["growth"] == pytest.approx(0.7275) and ok["per_scramble"]["ratio"][0] == 2
     far = judge(stable, [0.003, 0.006, 0.005, 0.0002], [1, 1, 1, 1])   # 0.003 against 0.0002 (rms 0.0042): 0.67
     assert far["collapsed"]

@@ -143,6 +143,8 @@ def test_cli_transition_at_strong_ridge_says_both_branches_collapse_to_q_zero():
     d = json.loads(out[out.index("{"):out.rindex("}") + 1])
     assert d["alpha_c"] is None
     assert d["alpha_c_reason"].startswith("both branches collapse to q = 0 (the student Q = 0) wherever solved")
+    # 0.1737: package output, the closed-form onset (docs/notes/2026-12-05-theory-general.md, "Strong ridge";
+    # regression pin)
     assert "a positional branch leaves q = 0 for λ < 0.1737" in d["alpha_c_reason"]
     assert d["spinodal_semantic_kind"] == "never valid on the range (collapsed)"   # was "valid on the whole range"
 

@@ -47,6 +47,7 @@ def test_L2_is_the_former_closed_form():
                                               [:, 0, 0] - 0.5))
     z = zero_point(p, 2.0)
     assert z.V == pytest.approx(0.5186994786574104, rel=1e-12)        # the former code's value
+    # the former L = 2 code's value too (package output before the general code; regression pin)
     assert z.e_t == pytest.approx(0.008829118472, rel=1e-9)
     assert (z.growth_q, z.growth_m, z.growth_theta) == pytest.approx(
         (0.0011889154043783056, 0.0892865823914619, 0.00345045016450201), rel=1e-10)   # the former code's
