@@ -198,7 +198,7 @@ def _blur_kernel(z, var):
 def _sandwich(K, F, K2=None):
     """K F K2ᵀ for every y slice of F (n_y, n, n)."""
     K2 = K if K2 is None else K2
-    return np.einsum("ij,yjk,lk->yil", K, F, K2, optimize=True)
+    return np.matmul(np.matmul(K, F), K2.T)
 
 
 @dataclass(frozen=True)
