@@ -151,3 +151,27 @@ def test_bad_input_is_refused(table):
         rsb1.OmegaGrid(2.0, 50)
     with pytest.raises(ParameterError, match="params"):
         rsb1.tabulate(ModelParams(L=3, A=((0.4, 0.3, 0.3),) * 3), 10.0)
+
+
+def test_folded_y_rule_equals_the_full_rule():
+    """y → −y (always) and y1 ↔ y2 (only with A_11 = A_22) fold the Gauss–Hermite rule: same integral of a
+    function with those symmetries; the exchange fold changes the integral of one without it."""
+    Y, W = gauss_hermite(8, 2)
+    sym = lambda y: np.exp(-(y[:, 0] - y[:, 1]) ** 2) * (1 + y[:, 0] ** 2 * y[:, 1] ** 2)  # noqa: E731
+    for ex in (False, True):
+        Yf, Wf = rsb1.y_rule(8, exchange=ex)
+        assert Wf.sum() == pytest.approx(1.0, rel=1e-14)
+        assert Wf @ sym(Yf) == pytest.approx(W @ sym(Y), rel=1e-13)
+    lop = lambda y: np.exp(-(y[:, 0] - y[:, 1]) ** 2) * (1 + y[:, 0] ** 2)  # noqa: E731  even, not exchange-symmetric
+    Yf, Wf = rsb1.y_rule(8, exchange=False)
+    assert Wf @ lop(Yf) == pytest.approx(W @ lop(Y), rel=1e-13)
+    Yf, Wf = rsb1.y_rule(8, exchange=True)
+    assert abs(Wf @ lop(Yf) - W @ lop(Y)) > 1e-3
+
+
+def test_exchange_fold_only_where_a_is_symmetric():
+    """The alternative A (A_11 ≠ A_22) keeps both members of every y1 ↔ y2 pair (MODEL.md §8)."""
+    alt = ModelParams(sigma=0.5, lam=0.001, omega=0.3, A=((0.3, 0.7), (0.8, 0.2)))
+    small = rsb1.OmegaGrid(1.0, 5)
+    assert len(rsb1.tabulate(alt, 50.0, small, y_order=4).y_weights) == len(rsb1.y_rule(4)[1]) == 8
+    assert len(rsb1.tabulate(PARAMS, 50.0, small, y_order=4).y_weights) == len(rsb1.y_rule(4, exchange=True)[1]) == 6

@@ -4,7 +4,7 @@ parameter x at the points of issue 32, against the RS e_t of `theory.solve` (spl
 Reads the RS reference docs/data/beyond_rs/rsb1_rs_reference.json (theory.solve, split rule); writes
 docs/data/beyond_rs/rsb1_points{tag}.json (every scanned saddle) and rsb1_points{tag}.csv (one row per point),
 after every point.
-Run: PYTHONPATH=src python bench/investigations/rsb1_points.py [n_grid] [y_order] [tag]
+Run: PYTHONPATH=src python bench/investigations/rsb1_points.py [n_grid] [y_order] [tag] [lam (only those points)]
 """
 
 from __future__ import annotations
@@ -23,16 +23,18 @@ from attnphase.theory.rsb1_saddle import Rsb1Status, TableLattice, maximise_x
 
 POINTS = [  # (sigma, lam, alpha)
     (0.7, 0.01, 0.5), (0.7, 0.01, 0.3), (0.7, 0.01, 0.8), (0.5, 0.001, 0.35), (0.5, 0.001, 0.55)]
-U_SCAN = (0.3, 0.45, 0.6, 0.8, 1.05, 1.4, 2.0)
+U_SCAN = (0.35, 0.5, 0.7, 0.95, 1.3, 1.8)
 """x in units of α/e_RS (x* ≈ 0.8 α/e_RS at σ = 0.7, α = 0.5 in a first coarse run)."""
 
 
-def main(n_grid: int = 109, y_order: int = 8, tag: str = "") -> None:
+def main(n_grid: int = 109, y_order: int = 8, tag: str = "", lam_only: float | None = None) -> None:
     out = Path("docs/data/beyond_rs")
     rows, scans = [], {}
     lattices = {}
     ref = json.loads((out / "rsb1_rs_reference.json").read_text())   # theory.solve (split rule), see its "source"
     for sigma, lam, alpha in POINTS:
+        if lam_only is not None and lam != lam_only:
+            continue
         t0 = time.process_time()
         params = ModelParams(sigma=sigma, lam=lam, omega=0.3)
         rs = next(r for r in ref["points"] if (r["sigma"], r["lam"], r["alpha"]) == (sigma, lam, alpha))
@@ -72,4 +74,5 @@ def _write(out, tag, n_grid, y_order, rows, scans):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    main(int(a[0]) if a else 109, int(a[1]) if len(a) > 1 else 8, a[2] if len(a) > 2 else "")
+    main(int(a[0]) if a else 109, int(a[1]) if len(a) > 1 else 8, a[2] if len(a) > 2 else "",
+         float(a[3]) if len(a) > 3 else None)

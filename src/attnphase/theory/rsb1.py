@@ -65,13 +65,21 @@ def check_sector(params: ModelParams) -> None:
                              (params.L, params.r, params.r_star))
 
 
-def y_rule(order: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss–Hermite nodes (y1, y2) of ``order`` per axis, folded by y → −y (t is even in y): (nodes, weights)."""
+def y_rule(order: int, exchange: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Hermite nodes (y1, y2) of ``order`` per axis, folded by y → −y (t is even in y) and, with
+    ``exchange``, by y1 ↔ y2 (which swaps t1 ↔ t2: a symmetry of the channel only where A_11 = A_22, MODEL.md §8):
+    one node per orbit, carrying the orbit's weight. Returns (nodes, weights)."""
     Y, W = gauss_hermite(order, 2)
     key = np.round(Y, 12)
-    keep = (key[:, 0] > 0) | ((key[:, 0] == 0) & (key[:, 1] >= 0))
-    w = np.where((key[:, 0] == 0) & (key[:, 1] == 0), W, 2.0 * W)
-    return np.ascontiguousarray(Y[keep]), np.ascontiguousarray(w[keep])
+    orbits = {}
+    for (a, b), w, y in zip(key, W, Y):
+        images = [(a, b), (-a, -b)] + ([(b, a), (-b, -a)] if exchange else [])
+        k = max(images)
+        rep, tot = orbits.get(k, (y, 0.0))
+        orbits[k] = (rep, tot + w)
+    nodes = np.array([v[0] for v in orbits.values()])
+    weights = np.array([v[1] for v in orbits.values()])
+    return nodes, weights
 
 
 @dataclass
@@ -114,7 +122,8 @@ def tabulate(params: ModelParams, V: float, grid: OmegaGrid = OmegaGrid(), y_ord
     if not V > 0:
         raise ParameterError("V", "> 0", V)
     s2 = params.sigma ** 2
-    Y, wy = y_rule(y_order)
+    A = params.A_array
+    Y, wy = y_rule(y_order, exchange=abs(A[0, 0] - A[1, 1]) <= 1e-12)
     z = grid.z
     w1, w2 = np.meshgrid(z, z, indexing="ij")
     M = np.empty((len(wy), grid.n, grid.n))
