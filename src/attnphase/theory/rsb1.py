@@ -207,7 +207,10 @@ def _blur_kernel(z, var):
 def _sandwich(K, F, K2=None):
     """K F K2ᵀ for every y slice of F (n_y, n, n)."""
     K2 = K if K2 is None else K2
-    return np.matmul(np.matmul(K, F), K2.T)
+    ny, n, _ = F.shape
+    G = K @ np.ascontiguousarray(F.transpose(1, 0, 2)).reshape(n, ny * n)      # (i, (y, k))
+    G = G.reshape(n * ny, n) @ K2.T                                            # ((i, y), l)
+    return G.reshape(n, ny, n).transpose(1, 0, 2)
 
 
 @dataclass(frozen=True)
