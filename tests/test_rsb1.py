@@ -175,3 +175,22 @@ def test_exchange_fold_only_where_a_is_symmetric():
     small = rsb1.OmegaGrid(1.0, 5)
     assert len(rsb1.tabulate(alt, 50.0, small, y_order=4).y_weights) == len(rsb1.y_rule(4)[1]) == 8
     assert len(rsb1.tabulate(PARAMS, 50.0, small, y_order=4).y_weights) == len(rsb1.y_rule(4, exchange=True)[1]) == 6
+
+
+def test_saddle_and_parisi_maximum_on_a_coarse_lattice():
+    """σ = 0.7, α = 0.5 (RS q = 0.1293, V = 46.7 from theory.solve, docs/data/beyond_rs/rsb1_rs_reference.json) on
+    a coarse grid: the saddle is stationary with Δq > 0, and at the maximum over x, ∂e*/∂x = 0 and e* lies above
+    the RS value of the same grid (breaking raises the minimal loss, docs §4)."""
+    from attnphase.theory.rsb1_saddle import Rsb1Status, maximise_x, saddle
+    p = ModelParams(sigma=0.7, lam=0.01, omega=0.3)
+    q, V = 0.1293247, 46.73383
+    lat = TableLattice(p, rsb1.OmegaGrid(2.7, 45), y_order=6, V_ref=V)
+    pt = saddle(lat, 0.5, 250.0, (0.002, q, 0.7 * V))
+    assert pt.status is Rsb1Status.CONVERGED and pt.dq > 0.05
+    assert np.max(np.abs(pt.grad[:3])) < 1e-8
+    best, scan = maximise_x(lat, 0.5, [150.0, 250.0, 400.0], (0.002, q, 0.7 * V))
+    assert best is not None and best.status is Rsb1Status.CONVERGED
+    assert abs(best.grad[3]) * best.x < 1e-6 * best.e
+    e_rs = rsb1.functional(lat.at(V), 0.5, q, 0.0, 0.0).e
+    assert best.e > e_rs + 1e-5
+    assert all(best.e >= s.e - 1e-12 for s in scan if s.status is Rsb1Status.CONVERGED)

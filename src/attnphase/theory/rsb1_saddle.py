@@ -120,25 +120,39 @@ def saddle(lattice: TableLattice, alpha: float, x: float, start: tuple[float, fl
                      f"hybr: {sol.message.strip()} ({sol.nfev} evaluations), max |grad| {gmax:.2e}")
 
 
-def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple[float, float, float]):
-    """e*(x) along ``xs`` (continued from ``start``), then the maximum refined by the secant on ∂e/∂x (the
-    total derivative of e* equals the partial one at the saddle). Returns (best Rsb1Point or None, scan)."""
+def _scan(lattice, alpha, xs, start):
+    """Saddles along ``xs`` continued from ``start``; then the failed ones retried from the nearest converged
+    neighbour, downwards (a branch is often easier to follow from larger x)."""
     scan, cur = [], tuple(start)
     for x in xs:
         p = saddle(lattice, alpha, float(x), cur)
         scan.append(p)
         if p.status is Rsb1Status.CONVERGED:
             cur = (p.q0, p.dq, p.V)
+    for i in range(len(scan) - 2, -1, -1):
+        nxt = scan[i + 1]
+        if scan[i].status is not Rsb1Status.CONVERGED and nxt.status is Rsb1Status.CONVERGED:
+            retry = saddle(lattice, alpha, scan[i].x, (nxt.q0, nxt.dq, nxt.V))
+            if retry.status is Rsb1Status.CONVERGED or scan[i].status is Rsb1Status.NOT_CONVERGED:
+                scan[i] = retry
+    return scan
+
+
+def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple[float, float, float]):
+    """e*(x) along ``xs`` (:func:`_scan`), then the maximum refined by the secant on ∂e/∂x (the total derivative
+    of e* equals the partial one at the saddle), bracketed by the converged scan neighbour on the side where
+    ∂e/∂x points. Returns (best Rsb1Point or None, scan); the best is a scan end when the maximum is not
+    bracketed (the caller says so)."""
+    scan = _scan(lattice, alpha, xs, start)
     ok = [p for p in scan if p.status is Rsb1Status.CONVERGED]
     if not ok:
         return None, scan
     best = max(ok, key=lambda p: p.e)
     i = scan.index(best)
-    lo = scan[i - 1] if i > 0 and scan[i - 1].status is Rsb1Status.CONVERGED else None
-    hi = scan[i + 1] if i + 1 < len(scan) and scan[i + 1].status is Rsb1Status.CONVERGED else None
-    if lo is None or hi is None:
-        return best, scan         # the maximum sits at the end of the scan: reported as such by the caller
-    a, b = (lo, best) if best.grad[3] < 0 else (best, hi)
+    j = i + 1 if best.grad[3] > 0 else i - 1
+    if not 0 <= j < len(scan) or scan[j].status is not Rsb1Status.CONVERGED:
+        return best, scan
+    a, b = (best, scan[j]) if j > i else (scan[j], best)
     for _ in range(30):
         ga, gb = a.grad[3], b.grad[3]
         if ga * gb > 0 or abs(np.log(b.x / a.x)) < 1e-6:
@@ -149,6 +163,6 @@ def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple[float, floa
         if m.status is not Rsb1Status.CONVERGED:
             break
         a, b = (m, b) if m.grad[3] > 0 else (a, m)
-        if abs(m.grad[3]) < 1e-12 * max(1.0, m.x):
+        if abs(m.grad[3]) * m.x < 1e-9 * abs(m.e):
             return m, scan
     return max((a, b), key=lambda p: p.e), scan
