@@ -24,7 +24,8 @@ from ..theory.solver import nodes_for_scale, resolution_note
 from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch, phase_qmc,
                            unsolved_point)
 from .crossing import growth_crossing, precise_crossing
-from .global_min import (alpha_l_from_table, alpha_l_global, global_switch, global_table, unknown_gap)
+from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
+                         mark_ties, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
 from .result import TransitionResult, global_reason, reasons
 from .roots import table_root
@@ -69,8 +70,9 @@ def _extension(lo: float, hi: float, direction: str, alpha_max: float, alpha_min
 
 
 def semantic_everywhere(gm) -> bool:
-    """The global minimum is semantic at every α of the table where one is known (α_c, if any, lies below)."""
-    known = gm[gm["global_kind"] != "none"] if gm is not None else None
+    """The global minimum is semantic at every α of the table where one is known and not tied
+    (:func:`~.global_min.mark_ties`; α_c, if any, lies below)."""
+    known = decided(gm) if gm is not None else None
     return bool(known is not None and len(known) and (known["global_kind"] == "semantic").all())
 
 
@@ -283,7 +285,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if fixed_points:
         fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
                      solver=solver, progress=progress, stability_nodes=stab_nodes)
-        gm = global_minimum(fps)
+        gm = mark_ties(global_minimum(fps), fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
                                    stability_nodes=stab_nodes)
@@ -291,8 +293,13 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if sw is not None and sw.kind == "competitor loses stability" and sw.alpha_c is not None:
             sw, c_location = precise_crossing(params, sw, fps, nodes=nodes, curve_nodes=curve_nodes, solver=solver,
                                               xtol=end_xtol, notes=notes)
+        if sw is None and alpha_c is not None and not resolved_crossing(fps, alpha_c, against):
+            notes.append(f"the e_t crossing at {alpha_c:.4g} is dropped: e_t of the semantic point and the "
+                         f"{against} point are within their errors next to it (no crossing is located there)")
+            alpha_c = None
         if sw is not None:
-            if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing"):
+            c_location.update(_switch_record(sw))
+            if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing" or sw.tied):
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) "
                              f"{sw.against} → semantic" + ("" if alpha_c is None else
                                                            f"; the e_t crossing at {alpha_c:.4g} is not it"))
@@ -316,7 +323,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             hi = max(hi, max(block))
             fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
                                       stability_nodes=stab_nodes))
-            gm = global_minimum(fps)
+            gm = mark_ties(global_minimum(fps), fps)
             sem, pos, g, _, _ = tables(branches, el)
             alpha_l, l_at = alpha_l_global(gm, alpha_c, None, el, branches["semantic"]), curve_nodes
             if alpha_l is not None and refine:
@@ -332,11 +339,12 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             lo = min(lo, min(block))
             fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
                                       stability_nodes=stab_nodes))
-            gm = global_minimum(fps)
+            gm = mark_ties(global_minimum(fps), fps)
             sem, pos, g, _, _ = tables(branches, el)
             sw = global_switch(gm, fps, branches, None, locate=loc)
             if sw is not None and sw.alpha_c is not None:
                 alpha_c, against, c_kind = sw.alpha_c, sw.against, sw.kind
+                c_location.update(_switch_record(sw))
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) {sw.against} → semantic, "
                              "below the starting range")
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
@@ -416,13 +424,26 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     above = gm[(gm["alpha"] > alpha_c) & (gm["global_kind"] != "none")] if gm is not None and alpha_c else None
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
-                             branches["semantic"].end)
+                             branches["semantic"].end, c_location)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
                             alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
                             scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how, **errs)
+
+
+def _switch_record(sw: Switch) -> dict[str, Any]:
+    """What ``alpha_c_location`` says of the global minimum's change (:class:`~.global_min.Switch`): the table
+    bracket, the tied rows inside it, how a continuous onset was located."""
+    rec: dict[str, Any] = dict(bracket=[float(x) for x in sw.bracket])
+    if sw.tied:
+        rec["tied"] = list(sw.tied)
+    if sw.method:
+        rec["method"] = sw.method
+    if sw.err is not None:
+        rec.update(err=sw.err, rows=list(sw.rows))
+    return rec
 
 
 def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_nodes: int) -> int:
