@@ -14,7 +14,8 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase import transition
-from attnphase.phase.global_min import (ONSET_END, ONSET_FACTOR, TIE_K, mark_ties, onset, resolved_crossing)
+from attnphase.phase.global_min import (ONSET_END, ONSET_FACTOR, TIE_K, global_switch, mark_ties, onset,
+                                        resolved_crossing)
 from attnphase.phase.result import kind_runs
 from attnphase.phase.stability import global_minimum
 from attnphase.theory.solution import Solution, scalar_state
@@ -60,23 +61,46 @@ def onset_stand_in(params, alpha, branch, *, init=None, stability=True, **kw):
 GRID = [0.2, 0.3, 0.4, 0.5, 0.6]
 
 
-def test_continuous_onset_is_the_growth_factor_through_one_not_a_noisy_crossing():
+def test_continuous_onset_is_not_read_where_e_t_are_tied():
     """Before the fix: α_c = 0.297 ± 0.25 ("competitor loses stability": the rows at 0.3, where e_t differ by
     +7e-6 ± 1.7e-5 and the uninformative factor reads 0.99, counted as the uninformative point's, and the
-    factor's crossing was located by solves inside that stretch). Now: a continuous onset at the uninformative
-    factor's crossing of +1 (the weighted line's root 0.250, bounded by the semantic branch's lowest valid point
-    0.225), within its error of A_ON, never inside the tied stretch."""
+    factor's crossing was located by solves inside that stretch). Now: a continuous onset where the semantic
+    branch begins (A_ON, to end_xtol), the tied row named; the factor's line (root 0.250, above the lowest α
+    where the branch exists, 0.225) only an upper bound."""
     p = ModelParams(L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]], omega=0.3)
     r = transition(p, alphas=GRID, solver=onset_stand_in, mixed_alphas=[], alpha_min=0.1, alpha_max=0.6,
                    end_xtol=0.01)
     d = r.to_dict()
     assert r.alpha_c_kind == "continuous" and d["transition_order"] == "continuous onset"
     assert r.alpha_c_against == "uninformative"
-    assert d["alpha_c_location"]["method"].startswith(ONSET_FACTOR) and d["alpha_c_location"]["tied"] == [0.3]
-    assert r.alpha_c_err is not None and 0 < r.alpha_c_err < 0.1
-    assert abs(r.alpha_c - A_ON) <= 2 * r.alpha_c_err
-    assert r.alpha_c < 0.3          # never inside the tied stretch's "crossing"
+    loc = d["alpha_c_location"]
+    assert loc["method"].startswith(ONSET_END) and "upper bound" in loc["method"] and loc["tied"] == [0.3]
+    assert abs(r.alpha_c - A_ON) <= 0.01 and r.alpha_c_err is not None and r.alpha_c_err <= 0.01
     assert {"kind": "tied: semantic ~ uninformative", "alpha_from": 0.3, "alpha_to": 0.3} in d["global_kinds"]
+
+
+def test_onset_at_the_growth_factor_below_where_the_branch_is_first_resolved():
+    """QMC: the branch's end is where θ is first significant (0.265 here), above the onset; the uninformative
+    factor's line (1.0 + 1.5 (α − 0.22) at 0.2, 0.3, 0.4 ± 0.05) crosses +1 at 0.22 below it: α_c is that
+    crossing, with the line's error; a tied row at 0.3 is skipped."""
+    import pandas as pd
+    from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint, PointState
+    from types import SimpleNamespace
+    rows = []
+    for a in (0.2, 0.3, 0.4):
+        e_u = 0.0076 * a
+        rows.append(dict(alpha=a, kind="uninformative", e_t=e_u, e_t_err=ET_ERR, eps_g=0.0096, stable=a < 0.35,
+                         stability=1.0 + 1.5 * (a - A_ON) - (0.13 if a == 0.3 else 0.0), stability_err=FACTOR_ERR))
+        if a > 0.25:
+            rows.append(dict(alpha=a, kind="semantic", e_t=e_u + (7e-6 if a == 0.3 else -6.5e-5), e_t_err=ET_ERR,
+                             eps_g=0.009, stable=True, stability=-0.5, stability_err=0.02))
+    fps = pd.DataFrame(rows)
+    pts = [BranchPoint(SimpleNamespace(alpha=a, theta=0.15 * math.sqrt(a - A_ON), q=0.17 * a, m=0.0,
+                                       branch="semantic"), PointState.OK) for a in (0.27, 0.3, 0.4)]
+    br = {"semantic": Branch("semantic", ModelParams(), pts, end=BranchEnd(0.265, PointState.COLLAPSED, 0.27, 0.26))}
+    sw = global_switch(mark_ties(global_minimum(fps), fps), fps, br)
+    assert sw.kind == "continuous" and sw.method == ONSET_FACTOR and sw.tied == (0.3,)
+    assert sw.alpha_c < 0.265 and abs(sw.alpha_c - A_ON) < 2 * sw.err
 
 
 def test_ties_are_marked_only_with_errors_and_within_tie_k():

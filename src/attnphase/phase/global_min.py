@@ -184,19 +184,15 @@ class Onset:
     alpha: float
     err: float
     alphas: tuple[float, ...]
-    fit: float
-    """The line's root (``alpha`` is that root, or the ``upper`` bound given to :func:`onset` below it)."""
 
 
-def onset(fps, kind: str, a0: float, a1: float, upper: float = math.inf) -> Onset | None:
+def onset(fps, kind: str, a0: float, a1: float) -> Onset | None:
     """Where the growth factor of the fixed point ``kind`` crosses +1 near the table bracket ``[a0, a1]``: the
     root of a straight line fitted by weighted least squares (weights 1/s.e.², MODEL.md §7, §8) to its rows in
     the bracket and one more on each side, with the root's standard error from the fit's covariance. A line
     through several rows, not the first sign change: QMC factors carry errors of 0.05–0.1 at small sizes (a row
     above the onset can read ≤ 1). None with fewer than two rows with errors, a slope that is not positive, or
-    a root outside the rows' span widened by one bracket. ``upper``: the lowest α where the semantic branch
-    is known to exist (θ significantly non-zero): a branch born continuously exists only above its onset, so a
-    root above it (the factors' noise) gives ``upper``."""
+    a root outside the rows' span widened by one bracket."""
     r = fps[(fps["kind"] == kind) & np.isfinite(fps["stability"].to_numpy(float))
             & np.isfinite(fps["stability_err"].to_numpy(float))].sort_values("alpha")
     a, f, e = (r[c].to_numpy(float) for c in ("alpha", "stability", "stability_err"))
@@ -219,7 +215,28 @@ def onset(fps, kind: str, a0: float, a1: float, upper: float = math.inf) -> Onse
     span = a1 - a0
     if not a[0] - span <= root <= a[-1]:
         return None
-    return Onset(float(min(root, upper)), err, tuple(float(x) for x in a), float(root))
+    return Onset(float(root), err, tuple(float(x) for x in a))
+
+
+def _continuous(fps, branch, end, a_birth: float | None, comp: str, bracket: tuple[float, float],
+                tied: tuple[float, ...]) -> Switch:
+    """α_c of a semantic branch born continuously from ``comp`` (the uninformative point): where ``comp``'s
+    growth factor crosses +1 (:func:`onset`, with QMC errors) when that lies at or below the lowest α where
+    the branch exists (a branch born continuously exists only above its onset); else where the branch begins
+    (θ² extrapolated to 0, or its end), the factor's root kept in ``method``. Measured at L = 3, ω = 0.3 (512
+    × 2 points): the branch exists from α = 0.2 (θ = 0.0098 ± 0.0008), the factor's line crosses +1 near 0.31:
+    the finite-difference factor (step 0.1·√q, :mod:`attnphase.theory.growth`) reads low next to a branch whose
+    θ is below the step (bench/investigations/onset_factor_step_L3.py)."""
+    birth = float(end.alpha if a_birth is None else a_birth)
+    on = onset(fps, comp, *bracket) if _has_errors(fps) else None
+    first = min((float(p.alpha) for p in branch.valid()), default=math.inf)
+    if on is not None and on.alpha <= first:
+        return Switch(on.alpha, comp, "continuous", bracket, tied, ONSET_FACTOR, on.err, on.alphas)
+    if on is None:
+        return Switch(birth, comp, "continuous", bracket, tied, ONSET_END)
+    why = (f"{ONSET_END}; {ONSET_FACTOR} at {on.alpha:.4g} ± {on.err:.2g} lies above the lowest α where the "
+           f"semantic branch exists ({first:.4g}): an upper bound")
+    return Switch(birth, comp, "continuous", bracket, tied, why)
 
 
 def _row(fps, a, kind):
@@ -254,8 +271,8 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
     Rows where e_t does not tell the semantic point from the lowest other one (:func:`mark_ties`: QMC errors)
     decide nothing: the bracket is between decided rows, a refined crossing inside tied rows is dropped, and
     the Switch lists them (``tied``). A continuous birth with QMC errors is located at the competitor's growth
-    factor through +1 (:func:`onset`, ``method`` :data:`ONSET_FACTOR`: the branch's end, located where θ is
-    first significant, lies above the onset), else at the branch's end (:data:`ONSET_END`)."""
+    factor through +1 where that is consistent with the branch's existence, else at the branch's beginning
+    (:func:`_continuous`; ``method`` says which)."""
     gm = mark_ties(gm, fps) if "tied" not in gm else gm
     known = decided(gm).reset_index(drop=True)
     if known.empty or known["global_kind"].iloc[-1] != "semantic":
@@ -281,14 +298,7 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
             return Switch(None, comp, "semantic branch appears", (a0, a1), tied)
         a_birth = _theta_zero(branches["semantic"], end)
         if comp == "uninformative" and (a_birth is not None or end.kind is PointState.COLLAPSED):
-            first = min((float(p.alpha) for p in branches["semantic"].valid()), default=math.inf)
-            on = onset(fps, comp, a0, a1, first) if _has_errors(fps) else None
-            if on is not None:
-                method = ONSET_FACTOR if on.alpha == on.fit else f"{ONSET_FACTOR} (its root {on.fit:.4g} lies " \
-                    "above the semantic branch's lowest valid point, which bounds the onset)"
-                return Switch(on.alpha, comp, "continuous", (a0, a1), tied, method, on.err, on.alphas)
-            return Switch(float(end.alpha if a_birth is None else a_birth), comp, "continuous", (a0, a1), tied,
-                          ONSET_END)
+            return _continuous(fps, branches["semantic"], end, a_birth, comp, (a0, a1), tied)
         a_u = _competitor_crossing(fps, comp, a0, a1, locate) if _loses_stability(fps, comp, a0, a1) else math.inf
         if comp == "uninformative" and abs(a_u - end.alpha) <= CONTINUOUS_TOL and _small_at_end(branches["semantic"]):
             # the uninformative point turns unstable (against θ) where the semantic branch appears with a small

@@ -92,7 +92,7 @@ def transition_errors(fps, alpha_c: float | None, alpha_c_kind: str, against: st
         c = LineError(None, "no α_c")
     elif alpha_c_kind == "crossing":
         c = line_error(fps, alpha_c, "semantic", against, "e_t")
-    elif str(location.get("method", "")).startswith(ONSET_FACTOR) and location.get("err") is not None:
+    elif location.get("method") == ONSET_FACTOR and location.get("err") is not None:
         c = LineError(float(location["err"]), f"the weighted line through the {against} point's growth factors "
                       f"(± their errors) at α = {location.get('rows')}, its root's standard error")
     elif alpha_c_kind == "competitor loses stability":
