@@ -283,8 +283,9 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_kind = "crossing" if alpha_c is not None else ""
     c_location: dict[str, Any] = {}
     if fixed_points:
-        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
-                     solver=solver, progress=progress, stability_nodes=stab_nodes)
+        survey_kw = dict(nodes=curve_nodes, solver=solver, stability_nodes=stab_nodes)
+        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), progress=progress,
+                     **survey_kw)
         gm = mark_ties(global_minimum(fps), fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
@@ -316,15 +317,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         while (extend and alpha_c is not None and alpha_l is None and hi < alpha_max - 1e-9
                and _semantic_above_lin(gm, el)):
             # α_l lies above the range: the global minimum is semantic at the top with ε_g > ε_lin
-            block = _extension(lo, hi, "up", alpha_max, alpha_min)
-            if progress:
-                progress(f"extend up to α={block[-1]:g} (α_l)", 0, 1)
-            _extend(params, branches, "up", block, kw)
-            hi = max(hi, max(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
-                                      stability_nodes=stab_nodes))
-            gm = mark_ties(global_minimum(fps), fps)
-            sem, pos, g, _, _ = tables(branches, el)
+            lo, hi, fps, gm, (sem, pos, g) = _extend_surveyed(params, branches, "up", (lo, hi), fps, kw, survey_kw,
+                                                              el, (alpha_min, alpha_max), progress, "α_l")
             alpha_l, l_at = alpha_l_global(gm, alpha_c, None, el, branches["semantic"]), curve_nodes
             if alpha_l is not None and refine:
                 alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
@@ -332,15 +326,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 l_at = at or curve_nodes
         while extend and alpha_c is None and lo > alpha_min + 1e-9 and semantic_everywhere(gm):
             # the semantic point is the global minimum down to the bottom of the range: α_c lies below it
-            block = _extension(lo, hi, "down", alpha_max, alpha_min)
-            if progress:
-                progress(f"extend down to α={block[-1]:g} (α_c)", 0, 1)
-            _extend(params, branches, "down", block, kw)
-            lo = min(lo, min(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
-                                      stability_nodes=stab_nodes))
-            gm = mark_ties(global_minimum(fps), fps)
-            sem, pos, g, _, _ = tables(branches, el)
+            lo, hi, fps, gm, (sem, pos, g) = _extend_surveyed(params, branches, "down", (lo, hi), fps, kw,
+                                                              survey_kw, el, (alpha_min, alpha_max), progress, "α_c")
             sw = global_switch(gm, fps, branches, None, locate=loc)
             if sw is not None and sw.alpha_c is not None:
                 alpha_c, against, c_kind = sw.alpha_c, sw.against, sw.kind
@@ -431,6 +418,22 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                             alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
                             scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how, **errs)
+
+
+def _extend_surveyed(params, branches, direction: str, span: tuple[float, float], fps, kw, survey_kw, el: float,
+                     limits: tuple[float, float], progress, line: str):
+    """One block of α's beyond ``span`` on ``direction`` (:func:`_extension`, within ``limits`` = (α_min,
+    α_max)) for the ``line`` the survey still misses (α_c below the range, α_l above): both branches followed
+    onto it, the survey of every fixed point extended to it. Returns the new range's (lo, hi), the survey, its
+    global-minimum table (ties marked) and the branch tables (sem, pos, g)."""
+    lo, hi = span
+    block = _extension(lo, hi, direction, limits[1], limits[0])
+    if progress:
+        progress(f"extend {direction} to α={block[-1]:g} ({line})", 0, 1)
+    _extend(params, branches, direction, block, kw)
+    fps = _concat(fps, survey(params, branches, block, **survey_kw))
+    sem, pos, g, _, _ = tables(branches, el)
+    return min(lo, min(block)), max(hi, max(block)), fps, mark_ties(global_minimum(fps), fps), (sem, pos, g)
 
 
 def _switch_record(sw: Switch) -> dict[str, Any]:
