@@ -153,3 +153,15 @@ def test_without_errors_a_continuous_birth_keeps_the_branch_end():
                    end_xtol=0.01)
     assert r.alpha_c_kind == "continuous" and r.alpha_c_location["method"] == ONSET_END
     assert abs(r.alpha_c - A_ON) <= 0.01
+
+
+def test_an_onset_below_the_grid_is_found_by_extending_down_past_tied_rows():
+    """The starting grid begins at 0.3, a tied row: the global minimum is semantic at every decided row, so the
+    range extends down (the survey with it) until the onset is bracketed (:func:`transition`'s extension for
+    α_c); the e_t "crossing" near 0.3 is never reported."""
+    p = ModelParams(L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]], omega=0.3)
+    r = transition(p, alphas=[0.3, 0.4, 0.5, 0.6], solver=onset_stand_in, mixed_alphas=[], alpha_min=0.1,
+                   alpha_max=0.6, end_xtol=0.01)
+    assert r.alpha_range[0] < A_ON and r.alpha_c_kind == "continuous"
+    assert abs(r.alpha_c - A_ON) <= 0.01
+    assert any("below the starting range" in n for n in r.notes)
