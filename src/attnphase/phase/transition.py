@@ -439,7 +439,7 @@ def _extend_surveyed(params, branches, direction: str, span: tuple[float, float]
 def _switch_record(sw: Switch) -> dict[str, Any]:
     """What ``alpha_c_location`` says of the global minimum's change (:class:`~.global_min.Switch`): the table
     bracket, the tied rows inside it, how a continuous onset was located."""
-    rec: dict[str, Any] = dict(bracket=[float(x) for x in sw.bracket])
+    rec: dict[str, Any] = dict(switch_bracket=[float(x) for x in sw.bracket])
     if sw.tied:
         rec["tied"] = list(sw.tied)
     if sw.method:

@@ -103,10 +103,10 @@ def transition_errors(fps, alpha_c: float | None, alpha_c_kind: str, against: st
                       "integration error)")
     else:
         c = LineError(None, f"α_c of kind {alpha_c_kind!r}: no error model")
-    if alpha_c_kind == "crossing" and location.get("tied") and location.get("bracket"):
-        half = 0.5 * abs(location["bracket"][1] - location["bracket"][0])
+    if alpha_c_kind == "crossing" and location.get("tied") and location.get("switch_bracket"):
+        half = 0.5 * abs(location["switch_bracket"][1] - location["switch_bracket"][0])
         if c.value is None or c.value < half:
-            c = LineError(half, f"half the table bracket {location['bracket']} between the rows where e_t tell the "
+            c = LineError(half, f"half the table bracket {location['switch_bracket']} between the rows where e_t tell the "
                                 f"fixed points apart (tied inside it at α = {location['tied']})")
     out.update(alpha_c_err=c.value, alpha_c_err_reason=c.reason)
     if alpha_l is None:
