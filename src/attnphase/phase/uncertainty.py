@@ -106,8 +106,8 @@ def transition_errors(fps, alpha_c: float | None, alpha_c_kind: str, against: st
     if alpha_c_kind == "crossing" and location.get("tied") and location.get("switch_bracket"):
         half = 0.5 * abs(location["switch_bracket"][1] - location["switch_bracket"][0])
         if c.value is None or c.value < half:
-            c = LineError(half, f"half the table bracket {location['switch_bracket']} between the rows where e_t tell the "
-                                f"fixed points apart (tied inside it at α = {location['tied']})")
+            c = LineError(half, f"half the table bracket {location['switch_bracket']} between the rows where e_t "
+                                f"tell the fixed points apart (tied inside it at α = {location['tied']})")
     out.update(alpha_c_err=c.value, alpha_c_err_reason=c.reason)
     if alpha_l is None:
         lerr = LineError(None, "no α_l")
