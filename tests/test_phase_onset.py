@@ -75,6 +75,7 @@ def test_continuous_onset_is_not_read_where_e_t_are_tied():
     assert r.alpha_c_against == "uninformative"
     loc = d["alpha_c_location"]
     assert loc["method"].startswith(ONSET_END) and "upper bound" in loc["method"] and loc["tied"] == [0.3]
+    assert loc["upper"] > A_ON and loc["upper_err"] > 0
     assert abs(r.alpha_c - A_ON) <= 0.01 and r.alpha_c_err is not None and r.alpha_c_err <= 0.01
     assert {"kind": "tied: semantic ~ uninformative", "alpha_from": 0.3, "alpha_to": 0.3} in d["global_kinds"]
 

@@ -7,6 +7,19 @@ Prediction (written before the run): near a branch that leaves θ = 0 with θ �
 is F(θ) = aθ + b|θ|θ, so a central difference of step δ reads a + bδ (b < 0): low by |b|δ, reaching +1 only
 where the semantic branch's θ is about δ. A smaller step should move the factor up at α = 0.2–0.3, towards
 and above +1, with a larger error.
+
+Measured 2026-12-06 (1024 × 4 points, 84 s CPU at load 25–34 on the shared 2 cores): the prediction is wrong.
+
+    alpha  eps=0.1          eps=0.03         eps=0.01
+     0.15  0.690 ± 0.006    0.661 ± 0.029    0.610 ± 0.021
+     0.20  0.799 ± 0.008    0.757 ± 0.028    0.749 ± 0.051
+     0.25  0.893 ± 0.009    0.862 ± 0.036    0.824 ± 0.050
+     0.30  0.980 ± 0.010    0.932 ± 0.035    0.889 ± 0.050
+
+Smaller steps read *lower*: the uninformative point is stable against θ up to α ≈ 0.31 (the eps = 0.1 line's
+crossing), above the α ≈ 0.2–0.25 where the semantic branch exists with θ → 0 and e_t equal within errors. The
+transition's α_c is therefore the semantic branch's beginning, with this crossing as an upper bound
+(phase/global_min.py ``_continuous``).
 """
 
 from __future__ import annotations

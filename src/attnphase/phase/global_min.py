@@ -103,6 +103,9 @@ class Switch:
     err: float | None = None
     """The standard error of an α_c located by :func:`onset`, and the table α's its fit used (``rows``)."""
     rows: tuple[float, ...] = ()
+    upper: tuple[float, float] | None = None
+    """An upper bound on a ``continuous`` α_c located at the branch's beginning, ± its error: where the
+    competitor's growth factor crosses +1 (:func:`_continuous`)."""
 
 
 TIE_K = 2.0
@@ -222,11 +225,12 @@ def _continuous(fps, branch, end, a_birth: float | None, comp: str, bracket: tup
                 tied: tuple[float, ...]) -> Switch:
     """α_c of a semantic branch born continuously from ``comp`` (the uninformative point): where ``comp``'s
     growth factor crosses +1 (:func:`onset`, with QMC errors) when that lies at or below the lowest α where
-    the branch exists (a branch born continuously exists only above its onset); else where the branch begins
-    (θ² extrapolated to 0, or its end), the factor's root kept in ``method``. Measured at L = 3, ω = 0.3 (512
-    × 2 points): the branch exists from α = 0.2 (θ = 0.0098 ± 0.0008), the factor's line crosses +1 near 0.31:
-    the finite-difference factor (step 0.1·√q, :mod:`attnphase.theory.growth`) reads low next to a branch whose
-    θ is below the step (bench/investigations/onset_factor_step_L3.py)."""
+    the branch exists (a branch born from a point's instability exists only above it); else where the branch
+    begins (θ² extrapolated to 0, or its end), with the factor's crossing as an upper bound (``upper``: the
+    competitor is stable, and e_t equal within errors, up to there). Measured at L = 3, A = 0.4 I + 0.2 J,
+    ω = 0.3: the branch exists from α ≈ 0.2 with θ → 0, while the uninformative θ-factor reads 0.69, 0.80,
+    0.89, 0.98 at α = 0.15–0.3 (1024 × 4 points; smaller finite-difference steps read lower still,
+    bench/investigations/onset_factor_step_L3.py) and crosses +1 near 0.31."""
     birth = float(end.alpha if a_birth is None else a_birth)
     on = onset(fps, comp, *bracket) if _has_errors(fps) else None
     first = min((float(p.alpha) for p in branch.valid()), default=math.inf)
@@ -236,7 +240,7 @@ def _continuous(fps, branch, end, a_birth: float | None, comp: str, bracket: tup
         return Switch(birth, comp, "continuous", bracket, tied, ONSET_END)
     why = (f"{ONSET_END}; {ONSET_FACTOR} at {on.alpha:.4g} ± {on.err:.2g} lies above the lowest α where the "
            f"semantic branch exists ({first:.4g}): an upper bound")
-    return Switch(birth, comp, "continuous", bracket, tied, why)
+    return Switch(birth, comp, "continuous", bracket, tied, why, upper=(on.alpha, on.err))
 
 
 def _row(fps, a, kind):

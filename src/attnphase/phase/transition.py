@@ -438,7 +438,7 @@ def _extend_surveyed(params, branches, direction: str, span: tuple[float, float]
 
 def _switch_record(sw: Switch) -> dict[str, Any]:
     """What ``alpha_c_location`` says of the global minimum's change (:class:`~.global_min.Switch`): the table
-    bracket, the tied rows inside it, how a continuous onset was located."""
+    bracket, the tied rows inside it, how a continuous onset was located (and its upper bound)."""
     rec: dict[str, Any] = dict(switch_bracket=[float(x) for x in sw.bracket])
     if sw.tied:
         rec["tied"] = list(sw.tied)
@@ -446,6 +446,8 @@ def _switch_record(sw: Switch) -> dict[str, Any]:
         rec["method"] = sw.method
     if sw.err is not None:
         rec.update(err=sw.err, rows=list(sw.rows))
+    if sw.upper is not None:
+        rec.update(upper=sw.upper[0], upper_err=sw.upper[1])
     return rec
 
 
