@@ -4,7 +4,8 @@
 
 L3_JSON: outputs of ``attnphase theory transition --L 3 --A "0.6,0.2,0.2;0.2,0.6,0.2;0.2,0.2,0.6" --omega W --json``.
 The L = 2 line is read from docs/notes/2026-12-03-phase-boundaries.md (the 11 default-σ/λ rows). A bound (``< 0.3``) is drawn
-as a triangle at the bound, an error bar where α_c carries one.
+as a triangle at the bound, an error bar where α_c carries one; an open diamond where α_c is a continuous onset
+(``transition_order``), a filled circle where it is first order.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def main(out: str, files: list[str]) -> None:
         d = json.loads(Path(f).read_text())
         w = d["omega"]
         if d["alpha_c"] is not None:
-            ax.errorbar([w], [d["alpha_c"]], yerr=[d["alpha_c_err"] or 0.0], fmt="o", color="C3", capsize=3)
+            cont = str(d.get("transition_order") or "").startswith("continuous")
+            ax.errorbar([w], [d["alpha_c"]], yerr=[d["alpha_c_err"] or 0.0], fmt="D" if cont else "o", color="C3",
+                        mfc="none" if cont else "C3", capsize=3)
         elif d.get("alpha_c_bound"):
             b = d["alpha_c_bound"]
             v = float(b.split()[-1])
@@ -52,7 +55,8 @@ def main(out: str, files: list[str]) -> None:
         elif d.get("alpha_l_bound"):
             v = float(d["alpha_l_bound"].split()[-1])
             ax.plot([w], [v], "^", color="C3", alpha=0.5, ms=9)
-    ax.plot([], [], "o", color="C3", label="L = 3, A = 0.4 I + 0.2 J (QMC), α_c (▼: below the bound)")
+    ax.plot([], [], "o", color="C3", label="L = 3, A = 0.4 I + 0.2 J (QMC), α_c, first order (▼: below the bound)")
+    ax.plot([], [], "D", color="C3", mfc="none", label="L = 3, α_c, continuous onset")
     ax.plot([], [], "s", color="C3", alpha=0.5, label="L = 3, α_l (▲: above the bound)")
     ax.set_xlabel("ω")
     ax.set_ylabel("α")

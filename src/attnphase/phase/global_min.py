@@ -94,6 +94,153 @@ class Switch:
     against: str
     kind: str
     bracket: tuple[float, float]
+    tied: tuple[float, ...] = ()
+    """Table α's inside ``bracket`` where the semantic point's e_t and the competitor's are not told apart
+    (:func:`mark_ties`): α_c is located between the rows where the difference is significant, not on them."""
+    method: str = ""
+    """How a ``continuous`` α_c was located: :data:`ONSET_FACTOR` (the competitor's growth factor through +1,
+    :func:`onset`) or :data:`ONSET_END` (where the followed semantic branch ends, θ → 0)."""
+    err: float | None = None
+    """The standard error of an α_c located by :func:`onset`, and the table α's its fit used (``rows``)."""
+    rows: tuple[float, ...] = ()
+    upper: tuple[float, float] | None = None
+    """An upper bound on a ``continuous`` α_c located at the branch's beginning, ± its error: where the
+    competitor's growth factor crosses +1 (:func:`_continuous`)."""
+
+
+TIE_K = 2.0
+"""The lowest stable semantic point and the lowest stable other one are *tied* at an α when their e_t differ
+by at most this many standard errors (the QMC errors over scrambles, added in quadrature; MODEL.md §8): e_t
+does not say which is lower there. At L = 3, A = 0.4 I + 0.2 J, ω = 0.3 (1024 × 4 points) the semantic point
+and the uninformative one differ by +3e-6 ± 4e-6, +2e-6 ± 5e-6, −5e-6 ± 5e-6 at α = 0.25, 0.3, 0.35
+(docs/guides/finite_d_theory.md), and an e_t crossing read there (0.302) was noise. The split rule gives no
+per-point error: its rows are never tied."""
+
+
+def mark_ties(gm, fps, k: float = TIE_K):
+    """The global-minimum table ``gm`` (:func:`~.stability.global_minimum`) with two columns more: ``tied``
+    (the stable semantic point and the lowest stable other fixed point have e_t within ``k`` standard errors)
+    and ``tied_with`` (that other kind; "" where not tied)."""
+    gm = gm.copy()
+    tied, other = [], []
+    for a in gm["alpha"]:
+        st = fps[(fps["alpha"] == a) & fps["stable"]]
+        sem, rest = st[st["kind"] == "semantic"], st[st["kind"] != "semantic"]
+        if sem.empty or rest.empty:
+            tied.append(False)
+            other.append("")
+            continue
+        s, o = sem.loc[sem["e_t"].idxmin()], rest.loc[rest["e_t"].idxmin()]
+        err = math.hypot(_f(s, "e_t_err"), _f(o, "e_t_err"))
+        t = bool(abs(float(s["e_t"]) - float(o["e_t"])) <= k * err)   # NaN error (the split rule): never
+        tied.append(t)
+        other.append(str(o["kind"]) if t else "")
+    gm["tied"] = np.array(tied, bool)
+    gm["tied_with"] = other
+    return gm
+
+
+def _f(row, col: str) -> float:
+    return float(row[col]) if col in row and row[col] is not None else math.nan
+
+
+def decided(gm):
+    """The rows of a :func:`mark_ties` table where the global minimum is known and not tied, sorted by α."""
+    ok = gm["global_kind"] != "none"
+    if "tied" in gm:
+        ok &= ~gm["tied"].astype(bool)
+    return gm[ok].sort_values("alpha")
+
+
+def resolved_crossing(fps, alpha: float, comp: str, k: float = TIE_K) -> bool:
+    """Whether an e_t crossing of the semantic point and ``comp`` read at ``alpha`` is resolved: at the nearest
+    table α's below and above it where both were solved, |Δe_t| exceeds ``k`` standard errors (no error: yes)."""
+    if "e_t_err" not in fps:
+        return True
+    sem = fps[fps["kind"] == "semantic"].groupby("alpha")[["e_t", "e_t_err"]].first()
+    oth = fps[fps["kind"] == comp].groupby("alpha")[["e_t", "e_t_err"]].first()
+    both = sem.merge(oth, left_index=True, right_index=True, suffixes=("_s", "_c")).dropna(subset=["e_t_s", "e_t_c"])
+    a = both.index.to_numpy(float)
+    near = [x for x in (a[a <= alpha].max(initial=-math.inf), a[a >= alpha].min(initial=math.inf))
+            if math.isfinite(x)]
+    for x in near:
+        r = both.loc[x]
+        if abs(float(r["e_t_s"]) - float(r["e_t_c"])) <= k * math.hypot(float(r["e_t_err_s"]), float(r["e_t_err_c"])):
+            return False
+    return True
+
+
+ONSET_FACTOR = "the competitor's growth factor through +1"
+ONSET_END = "the end of the followed semantic branch (θ → 0)"
+
+
+def _has_errors(fps) -> bool:
+    """The survey's values carry integration errors (QMC): the growth factors have standard errors."""
+    return "stability_err" in fps and bool(np.isfinite(fps["stability_err"].to_numpy(float)).any())
+
+
+@dataclass(frozen=True)
+class Onset:
+    """Where the competitor's growth factor crosses +1 (:func:`onset`): ``alpha`` ± ``err`` from a weighted line
+    through its table rows ``alphas``."""
+
+    alpha: float
+    err: float
+    alphas: tuple[float, ...]
+
+
+def onset(fps, kind: str, a0: float, a1: float) -> Onset | None:
+    """Where the growth factor of the fixed point ``kind`` crosses +1 near the table bracket ``[a0, a1]``: the
+    root of a straight line fitted by weighted least squares (weights 1/s.e.², MODEL.md §7, §8) to its rows in
+    the bracket and one more on each side, with the root's standard error from the fit's covariance. A line
+    through several rows, not the first sign change: QMC factors carry errors of 0.05–0.1 at small sizes (a row
+    above the onset can read ≤ 1). None with fewer than two rows with errors, a slope that is not positive, or
+    a root outside the rows' span widened by one bracket."""
+    r = fps[(fps["kind"] == kind) & np.isfinite(fps["stability"].to_numpy(float))
+            & np.isfinite(fps["stability_err"].to_numpy(float))].sort_values("alpha")
+    a, f, e = (r[c].to_numpy(float) for c in ("alpha", "stability", "stability_err"))
+    inside = np.flatnonzero((a >= a0 - 1e-9) & (a <= a1 + 1e-9))
+    if inside.size == 0:
+        return None
+    idx = np.arange(max(inside[0] - 1, 0), min(inside[-1] + 2, len(a)))
+    a, f, e = a[idx], f[idx], np.maximum(e[idx], 1e-12)
+    if len(a) < 2 or np.ptp(a) == 0:
+        return None
+    X = np.stack([np.ones_like(a), a], axis=1)
+    W = 1.0 / e ** 2
+    cov = np.linalg.inv(X.T @ (W[:, None] * X))
+    c0, c1 = cov @ (X.T @ (W * f))
+    if not c1 > 0:
+        return None
+    root = (1.0 - c0) / c1
+    grad = np.array([-1.0 / c1, -root / c1])
+    err = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+    span = a1 - a0
+    if not a[0] - span <= root <= a[-1]:
+        return None
+    return Onset(float(root), err, tuple(float(x) for x in a))
+
+
+def _continuous(fps, branch, end, a_birth: float | None, comp: str, bracket: tuple[float, float],
+                tied: tuple[float, ...]) -> Switch:
+    """α_c of a semantic branch born continuously from ``comp`` (the uninformative point): where ``comp``'s
+    growth factor crosses +1 (:func:`onset`, with QMC errors) when that lies at or below the lowest α where
+    the branch exists (a branch born from a point's instability exists only above it); else where the branch
+    begins (θ² extrapolated to 0, or its end), with the factor's crossing as an upper bound (``upper``: the
+    competitor is stable, and e_t equal within errors, up to there). Measured at L = 3, A = 0.4 I + 0.2 J,
+    ω = 0.3: the branch exists from α ≈ 0.2 with θ → 0, while the uninformative θ-factor reads 0.69, 0.80,
+    0.89, 0.98 at α = 0.15–0.3 (1024 × 4 points; smaller finite-difference steps read lower still,
+    bench/investigations/onset_factor_step_L3.py) and crosses +1 near 0.31."""
+    birth = float(end.alpha if a_birth is None else a_birth)
+    on = onset(fps, comp, *bracket) if _has_errors(fps) else None
+    first = min((float(p.alpha) for p in branch.valid()), default=math.inf)
+    if on is not None and on.alpha <= first:
+        return Switch(on.alpha, comp, "continuous", bracket, tied, ONSET_FACTOR, on.err, on.alphas)
+    if on is None:
+        return Switch(birth, comp, "continuous", bracket, tied, ONSET_END)
+    why = (f"{ONSET_END}; {ONSET_FACTOR} at {on.alpha:.4g} ± {on.err:.2g} lies above the lowest α where the "
+           f"semantic branch exists ({first:.4g}): an upper bound")
+    return Switch(birth, comp, "continuous", bracket, tied, why, upper=(on.alpha, on.err))
 
 
 def _row(fps, a, kind):
@@ -123,8 +270,15 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
     small there, :data:`BIRTH_OVERLAP`); where the competitor turns unstable if that comes first (the
     followed semantic branch begins later, at a fold: ``competitor loses stability``); else at the e_t
     crossing above the fold (``semantic branch appears``: α_c = the fold only if the semantic point is already
-    the lower one there; the competitor's instability instead when the semantic e_t stays above up to it)."""
-    known = gm[gm["global_kind"] != "none"].sort_values("alpha").reset_index(drop=True)
+    the lower one there; the competitor's instability instead when the semantic e_t stays above up to it).
+
+    Rows where e_t does not tell the semantic point from the lowest other one (:func:`mark_ties`: QMC errors)
+    decide nothing: the bracket is between decided rows, a refined crossing inside tied rows is dropped, and
+    the Switch lists them (``tied``). A continuous birth with QMC errors is located at the competitor's growth
+    factor through +1 where that is consistent with the branch's existence, else at the branch's beginning
+    (:func:`_continuous`; ``method`` says which)."""
+    gm = mark_ties(gm, fps) if "tied" not in gm else gm
+    known = decided(gm).reset_index(drop=True)
     if known.empty or known["global_kind"].iloc[-1] != "semantic":
         return None
     not_sem = np.flatnonzero(known["global_kind"].to_numpy() != "semantic")
@@ -133,38 +287,41 @@ def global_switch(gm, fps, branches, alpha_c_crossing: float | None = None,
     i = int(not_sem[-1])
     a0, a1 = float(known["alpha"].iloc[i]), float(known["alpha"].iloc[i + 1])
     comp = str(known["global_kind"].iloc[i])
+    tied = tuple(float(a) for a in gm.loc[gm["tied"] & (gm["alpha"] > a0) & (gm["alpha"] < a1), "alpha"])
+    if tied:    # a refined crossing inside the undecided stretch is noise, not the transition
+        alpha_c_crossing = None
     s0, s1, c0, c1 = _row(fps, a0, "semantic"), _row(fps, a1, "semantic"), _row(fps, a0, comp), _row(fps, a1, comp)
     if s0 is not None and c1 is not None:
         if alpha_c_crossing is not None and a0 <= alpha_c_crossing <= a1 and comp in ("positional", "uninformative"):
             return Switch(alpha_c_crossing, comp, "crossing", (a0, a1))
         d0, d1 = s0["e_t"] - c0["e_t"], s1["e_t"] - c1["e_t"]
-        return Switch(float(a0 - d0 * (a1 - a0) / (d1 - d0)), comp, "crossing", (a0, a1))
+        return Switch(float(a0 - d0 * (a1 - a0) / (d1 - d0)), comp, "crossing", (a0, a1), tied)
     if s0 is None:
         end = branches["semantic"].end
         if end is None or not a0 - 1e-9 <= end.alpha <= a1 + 1e-9:
-            return Switch(None, comp, "semantic branch appears", (a0, a1))
+            return Switch(None, comp, "semantic branch appears", (a0, a1), tied)
         a_birth = _theta_zero(branches["semantic"], end)
         if comp == "uninformative" and (a_birth is not None or end.kind is PointState.COLLAPSED):
-            return Switch(float(end.alpha if a_birth is None else a_birth), comp, "continuous", (a0, a1))
+            return _continuous(fps, branches["semantic"], end, a_birth, comp, (a0, a1), tied)
         a_u = _competitor_crossing(fps, comp, a0, a1, locate) if _loses_stability(fps, comp, a0, a1) else math.inf
         if comp == "uninformative" and abs(a_u - end.alpha) <= CONTINUOUS_TOL and _small_at_end(branches["semantic"]):
             # the uninformative point turns unstable (against θ) where the semantic branch appears with a small
             # θ: the semantic branch splits off it, e_t is continuous there
-            return Switch(float(end.alpha), comp, "continuous", (a0, a1))
+            return Switch(float(end.alpha), comp, "continuous", (a0, a1), tied, ONSET_END)
         if a_u < end.alpha:
-            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1), tied)
         a_x = _crossing_above_fold(branches["semantic"], end, fps, comp, a0, a1)
         if a_u < a_x:
-            return Switch(a_u, comp, "competitor loses stability", (a0, a1))
-        return Switch(a_x, comp, "semantic branch appears", (a0, a1))
+            return Switch(a_u, comp, "competitor loses stability", (a0, a1), tied)
+        return Switch(a_x, comp, "semantic branch appears", (a0, a1), tied)
     # the competitor stops being stable between a0 and a1: where its growth factor crosses +1 — unless the
     # semantic e_t falls below the competitor's (the saddle's e_t at a1 still counts) before that (σ = 1,
     # ω = 0.45: e_t crossing 1.047, the uninformative point stable up to 1.098)
     a_u = _competitor_crossing(fps, comp, a0, a1, locate)
     a_x = _et_crossing(fps, comp, a0, a1, alpha_c_crossing)
     if a_x is not None and a_x < a_u:
-        return Switch(a_x, comp, "crossing", (a0, a1))
-    return Switch(a_u, comp, "competitor loses stability", (a0, a1))
+        return Switch(a_x, comp, "crossing", (a0, a1), tied)
+    return Switch(a_u, comp, "competitor loses stability", (a0, a1), tied)
 
 
 def _et_crossing(fps, comp: str, a0: float, a1: float, alpha_c_crossing: float | None) -> float | None:

@@ -94,6 +94,7 @@ class TransitionResult:
                                                         r_star=self.params.r_star, A=self.params.A,
                                                         P=self.params.P),
                  alpha_c_against=self.alpha_c_against, alpha_c_kind=self.alpha_c_kind,
+                 transition_order=TRANSITION_ORDER.get(self.alpha_c_kind),
                  alpha_c_location=self.alpha_c_location, alpha_c_nodes=self.alpha_c_nodes,
                  alpha_l_nodes=self.alpha_l_nodes, scale_refinement=self.scale_refinement,
                  global_kinds=kind_runs(self.global_minimum), alpha_c_pinned=self.alpha_c_pinned,
@@ -151,12 +152,24 @@ def _fmt_end(end) -> str:
     return "no end in range" if end is None else f"α ≈ {end.alpha:.4g} ({end.kind.value})"
 
 
+TRANSITION_ORDER = {"continuous": "continuous onset", "crossing": "first-order crossing",
+                    "semantic branch appears": "first order (the semantic branch appears at a fold)",
+                    "competitor loses stability": "first order (the competitor loses stability)"}
+"""What kind of transition each ``alpha_c_kind`` is (the JSON's ``transition_order``): the semantic branch
+born continuously from the competitor (θ → 0 there, e_t continuous), or a jump between distinct fixed points."""
+
+
 def kind_runs(gm) -> list[dict[str, Any]]:
-    """The global minimum's kind as runs over the α table: [{kind, alpha_from, alpha_to}, …]."""
+    """The global minimum's kind as runs over the α table: [{kind, alpha_from, alpha_to}, …]; where e_t does
+    not tell the semantic point from another (:func:`~.global_min.mark_ties`) the kind reads
+    ``tied: semantic ~ <other>``."""
     if gm is None or gm.empty:
         return []
     runs: list[dict[str, Any]] = []
-    for a, k in zip(gm["alpha"], gm["global_kind"]):
+    kinds = gm["global_kind"].astype(str).to_numpy()
+    if "tied" in gm:
+        kinds = [f"tied: semantic ~ {o}" if t else k for k, t, o in zip(kinds, gm["tied"], gm["tied_with"])]
+    for a, k in zip(gm["alpha"], kinds):
         if runs and runs[-1]["kind"] == k:
             runs[-1]["alpha_to"] = float(a)
         else:

@@ -24,7 +24,8 @@ from ..theory.solver import nodes_for_scale, resolution_note
 from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch, phase_qmc,
                            unsolved_point)
 from .crossing import growth_crossing, precise_crossing
-from .global_min import (alpha_l_from_table, alpha_l_global, global_switch, global_table, unknown_gap)
+from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
+                         mark_ties, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
 from .result import TransitionResult, global_reason, reasons
 from .roots import table_root
@@ -69,8 +70,9 @@ def _extension(lo: float, hi: float, direction: str, alpha_max: float, alpha_min
 
 
 def semantic_everywhere(gm) -> bool:
-    """The global minimum is semantic at every α of the table where one is known (α_c, if any, lies below)."""
-    known = gm[gm["global_kind"] != "none"] if gm is not None else None
+    """The global minimum is semantic at every α of the table where one is known and not tied
+    (:func:`~.global_min.mark_ties`; α_c, if any, lies below)."""
+    known = decided(gm) if gm is not None else None
     return bool(known is not None and len(known) and (known["global_kind"] == "semantic").all())
 
 
@@ -281,9 +283,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_kind = "crossing" if alpha_c is not None else ""
     c_location: dict[str, Any] = {}
     if fixed_points:
-        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), nodes=curve_nodes,
-                     solver=solver, progress=progress, stability_nodes=stab_nodes)
-        gm = global_minimum(fps)
+        survey_kw = dict(nodes=curve_nodes, solver=solver, stability_nodes=stab_nodes)
+        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), progress=progress,
+                     **survey_kw)
+        gm = mark_ties(global_minimum(fps), fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
                                    stability_nodes=stab_nodes)
@@ -291,8 +294,13 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if sw is not None and sw.kind == "competitor loses stability" and sw.alpha_c is not None:
             sw, c_location = precise_crossing(params, sw, fps, nodes=nodes, curve_nodes=curve_nodes, solver=solver,
                                               xtol=end_xtol, notes=notes)
+        if sw is None and alpha_c is not None and not resolved_crossing(fps, alpha_c, against):
+            notes.append(f"the e_t crossing at {alpha_c:.4g} is dropped: e_t of the semantic point and the "
+                         f"{against} point are within their errors next to it (no crossing is located there)")
+            alpha_c = None
         if sw is not None:
-            if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing"):
+            c_location.update(_switch_record(sw))
+            if sw.alpha_c is not None and (alpha_c is None or sw.kind != "crossing" or sw.tied):
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) "
                              f"{sw.against} → semantic" + ("" if alpha_c is None else
                                                            f"; the e_t crossing at {alpha_c:.4g} is not it"))
@@ -309,15 +317,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         while (extend and alpha_c is not None and alpha_l is None and hi < alpha_max - 1e-9
                and _semantic_above_lin(gm, el)):
             # α_l lies above the range: the global minimum is semantic at the top with ε_g > ε_lin
-            block = _extension(lo, hi, "up", alpha_max, alpha_min)
-            if progress:
-                progress(f"extend up to α={block[-1]:g} (α_l)", 0, 1)
-            _extend(params, branches, "up", block, kw)
-            hi = max(hi, max(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
-                                      stability_nodes=stab_nodes))
-            gm = global_minimum(fps)
-            sem, pos, g, _, _ = tables(branches, el)
+            lo, hi, fps, gm, (sem, pos, g) = _extend_surveyed(params, branches, "up", (lo, hi), fps, kw, survey_kw,
+                                                              el, (alpha_min, alpha_max), progress, "α_l")
             alpha_l, l_at = alpha_l_global(gm, alpha_c, None, el, branches["semantic"]), curve_nodes
             if alpha_l is not None and refine:
                 alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
@@ -325,18 +326,12 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 l_at = at or curve_nodes
         while extend and alpha_c is None and lo > alpha_min + 1e-9 and semantic_everywhere(gm):
             # the semantic point is the global minimum down to the bottom of the range: α_c lies below it
-            block = _extension(lo, hi, "down", alpha_max, alpha_min)
-            if progress:
-                progress(f"extend down to α={block[-1]:g} (α_c)", 0, 1)
-            _extend(params, branches, "down", block, kw)
-            lo = min(lo, min(block))
-            fps = _concat(fps, survey(params, branches, block, nodes=curve_nodes, solver=solver,
-                                      stability_nodes=stab_nodes))
-            gm = global_minimum(fps)
-            sem, pos, g, _, _ = tables(branches, el)
+            lo, hi, fps, gm, (sem, pos, g) = _extend_surveyed(params, branches, "down", (lo, hi), fps, kw,
+                                                              survey_kw, el, (alpha_min, alpha_max), progress, "α_c")
             sw = global_switch(gm, fps, branches, None, locate=loc)
             if sw is not None and sw.alpha_c is not None:
                 alpha_c, against, c_kind = sw.alpha_c, sw.against, sw.kind
+                c_location.update(_switch_record(sw))
                 notes.append(f"α_c from the global minimum's change of kind ({sw.kind}) {sw.against} → semantic, "
                              "below the starting range")
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
@@ -416,13 +411,44 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     above = gm[(gm["alpha"] > alpha_c) & (gm["global_kind"] != "none")] if gm is not None and alpha_c else None
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
-                             branches["semantic"].end)
+                             branches["semantic"].end, c_location)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
                             alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
                             scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how, **errs)
+
+
+def _extend_surveyed(params, branches, direction: str, span: tuple[float, float], fps, kw, survey_kw, el: float,
+                     limits: tuple[float, float], progress, line: str):
+    """One block of α's beyond ``span`` on ``direction`` (:func:`_extension`, within ``limits`` = (α_min,
+    α_max)) for the ``line`` the survey still misses (α_c below the range, α_l above): both branches followed
+    onto it, the survey of every fixed point extended to it. Returns the new range's (lo, hi), the survey, its
+    global-minimum table (ties marked) and the branch tables (sem, pos, g)."""
+    lo, hi = span
+    block = _extension(lo, hi, direction, limits[1], limits[0])
+    if progress:
+        progress(f"extend {direction} to α={block[-1]:g} ({line})", 0, 1)
+    _extend(params, branches, direction, block, kw)
+    fps = _concat(fps, survey(params, branches, block, **survey_kw))
+    sem, pos, g, _, _ = tables(branches, el)
+    return min(lo, min(block)), max(hi, max(block)), fps, mark_ties(global_minimum(fps), fps), (sem, pos, g)
+
+
+def _switch_record(sw: Switch) -> dict[str, Any]:
+    """What ``alpha_c_location`` says of the global minimum's change (:class:`~.global_min.Switch`): the table
+    bracket, the tied rows inside it, how a continuous onset was located (and its upper bound)."""
+    rec: dict[str, Any] = dict(switch_bracket=[float(x) for x in sw.bracket])
+    if sw.tied:
+        rec["tied"] = list(sw.tied)
+    if sw.method:
+        rec["method"] = sw.method
+    if sw.err is not None:
+        rec.update(err=sw.err, rows=list(sw.rows))
+    if sw.upper is not None:
+        rec.update(upper=sw.upper[0], upper_err=sw.upper[1])
+    return rec
 
 
 def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_nodes: int) -> int:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .global_min import ONSET_FACTOR
+
 
 @dataclass(frozen=True)
 class LineError:
@@ -74,17 +76,25 @@ def line_error(fps, alpha: float | None, kind_a: str, kind_b: str | None, col: s
 
 
 def transition_errors(fps, alpha_c: float | None, alpha_c_kind: str, against: str, alpha_l: float | None,
-                      global_kind_above: str | None, end: Any = None) -> dict[str, Any]:
+                      global_kind_above: str | None, end: Any = None,
+                      location: dict[str, Any] | None = None) -> dict[str, Any]:
     """``alpha_c_err``, ``alpha_l_err`` (None with ``*_err_reason``) for a transition: α_c of kind ``crossing``
-    from the e_t of the semantic point and ``against``; ``competitor loses stability`` from ``against``'s growth
-    factor (``stability``, ``stability_err``); ``continuous`` / ``semantic branch appears`` from the bracket of
-    the semantic branch's end (``end``: half its width, the location's resolution). α_l from the ε_g of the
-    kind global just above α_c."""
+    from the e_t of the semantic point and ``against``; ``competitor loses stability`` and a ``continuous``
+    onset located on the competitor's growth factor (``location["method"]``, :data:`~.global_min.ONSET_FACTOR`)
+    from ``against``'s growth factor (``stability``, ``stability_err``); another ``continuous`` / ``semantic
+    branch appears`` from the bracket of the semantic branch's end (``end``: half its width, the location's
+    resolution). Where the table bracket of an e_t crossing holds rows whose e_t are tied (``location["tied"]``),
+    α_c is only known to lie between the neighbouring significant rows: its error is at least half that bracket. α_l
+    from the ε_g of the kind global just above α_c."""
+    location = location or {}
     out: dict[str, Any] = {}
     if alpha_c is None:
         c = LineError(None, "no α_c")
     elif alpha_c_kind == "crossing":
         c = line_error(fps, alpha_c, "semantic", against, "e_t")
+    elif location.get("method") == ONSET_FACTOR and location.get("err") is not None:
+        c = LineError(float(location["err"]), f"the weighted line through the {against} point's growth factors "
+                      f"(± their errors) at α = {location.get('rows')}, its root's standard error")
     elif alpha_c_kind == "competitor loses stability":
         c = line_error(fps, alpha_c, against, None, "stability")
     elif end is not None:
@@ -93,6 +103,11 @@ def transition_errors(fps, alpha_c: float | None, alpha_c_kind: str, against: st
                       "integration error)")
     else:
         c = LineError(None, f"α_c of kind {alpha_c_kind!r}: no error model")
+    if alpha_c_kind == "crossing" and location.get("tied") and location.get("switch_bracket"):
+        half = 0.5 * abs(location["switch_bracket"][1] - location["switch_bracket"][0])
+        if c.value is None or c.value < half:
+            c = LineError(half, f"half the table bracket {location['switch_bracket']} between the rows where e_t "
+                                f"tell the fixed points apart (tied inside it at α = {location['tied']})")
     out.update(alpha_c_err=c.value, alpha_c_err_reason=c.reason)
     if alpha_l is None:
         lerr = LineError(None, "no α_l")
