@@ -23,6 +23,7 @@ from .integrator import MapValue, as_states
 from .onset_newton import crawling, newton_candidates, zero_attracts
 from .prior import prior
 from .quadrature import ProductRule
+from .solution import scalar_state
 from .state import Hats, OrderParams, overlap_vanished
 from .switching import SplitRule
 from .zero_point import ZERO_Q
@@ -55,7 +56,12 @@ def to_vector(x: OrderParams) -> np.ndarray:
 
 
 def to_state(v: np.ndarray) -> OrderParams:
+    """The split rule's vector as a state of 1 × 1 blocks."""
     return OrderParams(*(np.array([[float(c)]]) for c in v))
+
+
+__all__ = ["IDX", "PINNED", "OVERLAP", "STABILITY_EPS", "SplitMap", "SplitIntegrator", "CollapseSnap", "iterate_split",
+           "stability", "growth", "make_rule", "pin_mask", "to_vector", "to_state", "scalar_state"]
 
 
 def make_rule(nodes: int, rule: str = "split"):
