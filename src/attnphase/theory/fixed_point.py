@@ -156,7 +156,7 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
 
     ``newton``: ``newton(X, FX, rows, residuals) -> (B, n)`` may replace the next iterate of the ``rows`` (a
     mask: active, evaluated validly) by its own candidate (NaN rows, or one ``admissible`` refuses: keep the
-    damped/Anderson step);
+    damped/Anderson step); it is called before the Anderson step, which is skipped for the rows it replaces;
     ``residuals`` (B, it) is each row's residual history (NaN where it was not iterated). The engine's Newton
     steps in √q next to a q = 0 onset (``onset_hook.onset_hook``, :mod:`.onset_newton`).
 
@@ -311,13 +311,20 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         for b in np.nonzero(retry)[0]:
             dX[b], dF[b] = [], []            # (the next secant pair is taken from the valid iterate)
         X_new = X + damp[:, None] * f
+        by_newton = np.zeros(B, bool)       # rows whose next iterate is the Newton hook's (no Anderson step)
+        if newton is not None:
+            cand_n = newton(X, FX, active & ~retry, res_log[:, :it])
+            use = active & ~retry & np.all(np.isfinite(cand_n), axis=1)
+            for b in np.nonzero(use)[0]:
+                if admissible is None or admissible(cand_n[b], b):
+                    X_new[b], by_newton[b] = cand_n[b], True
         if anderson:
             for b in np.nonzero(active)[0]:
                 if last_x is not None:
                     dX[b].append(X[b] - last_x[b])
                     dF[b].append(f[b] - last_f[b])
                     del dX[b][:-anderson], dF[b][:-anderson]
-                if not dX[b]:
+                if not dX[b] or by_newton[b]:
                     continue
                 beta = damp[b]
                 Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
@@ -332,12 +339,6 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                     small = bool(np.all(np.isfinite(cand))) and step_guard(cand, X[b], b)
                 if np.all(np.isfinite(cand)) and small and (admissible is None or admissible(cand, b)):
                     X_new[b] = cand
-        if newton is not None:
-            cand = newton(X, FX, active & ~retry, res_log[:, :it])
-            use = active & ~retry & np.all(np.isfinite(cand), axis=1)
-            for b in np.nonzero(use)[0]:
-                if admissible is None or admissible(cand[b], b):
-                    X_new[b] = cand[b]
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
         if project is not None and active.any():

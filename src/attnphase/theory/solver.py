@@ -18,8 +18,8 @@ from .observables import eps_g as _eps_g, free_energy
 from .routing import has_paper_encodings
 from .solution import Solution, solution_table
 from .split_integrator import (IDX, M, Q, STABILITY_EPS, THETA, V, SplitMap, iterate_split, make_rule,
-                               pin_mask, stability as pinned_stability, to_state)
-from .state import Hats, overlap_vanished
+                               pin_mask, stability as pinned_stability, to_hats, to_state)
+from .state import overlap_vanished
 from .status import Status
 from .zero_point import ZERO_Q, largest_growth
 
@@ -347,7 +347,7 @@ def _solution(x: np.ndarray, h: np.ndarray | None, status: Status, note: str, st
     vals.update(q=float(x[Q]), m=float(x[M]), V=float(x[V]), theta=float(x[THETA]))
     if values is not None:
         vals.update(values)
-    hats = None if h is None else Hats(*(np.array([[float(c)]]) for c in h))
+    hats = None if h is None else to_hats(h)
     prov = dict(rule=rule, nodes=nodes, stability_nodes=stability_nodes, fast_map=fast, start=start)
     return Solution(params, float(alpha), branch, to_state(x), hats, vals, {}, status, int(steps), float(residual),
                     stability, None, rule, int(nodes), note, prov)

@@ -4,8 +4,8 @@ the hats pinned to a branch (:class:`SplitMap`), its iteration by the one fixed-
 pinned branch (:class:`CollapseSnap`), the growth factor of a pinned direction (:func:`growth`) and the
 :class:`~.integrator.Integrator` form (:class:`SplitIntegrator`).
 
-A state is the flat vector of :func:`.state.flatten` over 1 × 1 blocks, ``(q, M, θ, V)``; components are named
-through :data:`IDX` (the blocks of :class:`~.state.OrderParams`), never by position.
+A state is a flat vector of the 1 × 1 blocks of :class:`~.state.OrderParams` (:func:`to_vector`,
+:func:`to_state`); components are named through :data:`IDX`, never by position.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from .state import Hats, OrderParams, overlap_vanished
 from .switching import SplitRule
 from .zero_point import ZERO_Q
 
-IDX = {name: i for i, name in enumerate(OrderParams._fields)}
-"""Component of each block in the split rule's state vector (1 × 1 blocks in :class:`OrderParams` order)."""
+IDX = {"q": 0, "M": 1, "V": 2, "theta": 3}
+"""Component of each 1 × 1 block of :class:`OrderParams` in the split rule's state vector. The order is the
+split rule's own (q, m, V, θ), kept so that its iteration (Anderson's least squares, Newton's linear solves) is
+the same to the last bit as before the one loop (issue 29); code names the components, never their positions."""
 Q, M, THETA, V = IDX["q"], IDX["M"], IDX["theta"], IDX["V"]
 PINNED = {"semantic": ("M",), "positional": ("theta",), "uninformative": ("M", "theta"), "free": ()}
 """The blocks whose hats a branch pins to 0 (M̂ semantic, θ̂ positional; MODEL.md §6 "Branches")."""
@@ -43,6 +45,10 @@ noise/(eps·√q): at 1e-4 that noise made the factor scatter by ~0.03 with spik
 end: 0.84 against 1.07–1.11 at α = 0.97, +0.02 against −0.20 at α = 1.2); 1e-2 and 3e-2 agree to ~0.03."""
 
 
+MISS_LIMIT = 2
+"""Failed certifications of the fast map after which a stage evaluates globally only."""
+
+
 def pin_mask(branch: str) -> np.ndarray:
     """Boolean mask of the components ``branch`` pins (:data:`PINNED`)."""
     mask = np.zeros(len(IDX), bool)
@@ -52,16 +58,24 @@ def pin_mask(branch: str) -> np.ndarray:
 
 def to_vector(x: OrderParams) -> np.ndarray:
     """A 1 × 1-block state as the split rule's vector (signs kept)."""
-    return np.array([float(np.asarray(b).reshape(-1)[0]) for b in x], float)
+    v = np.zeros(len(IDX))
+    for name, i in IDX.items():
+        v[i] = float(np.asarray(getattr(x, name)).reshape(-1)[0])
+    return v
 
 
 def to_state(v: np.ndarray) -> OrderParams:
     """The split rule's vector as a state of 1 × 1 blocks."""
-    return OrderParams(*(np.array([[float(c)]]) for c in v))
+    return OrderParams(**{name: np.array([[float(v[i])]]) for name, i in IDX.items()})
+
+
+def to_hats(h: np.ndarray) -> Hats:
+    """The split rule's hat vector (components as :data:`IDX`) as 1 × 1 blocks."""
+    return Hats(**{f"{name}_hat": np.array([[float(h[i])]]) for name, i in IDX.items()})
 
 
 __all__ = ["IDX", "PINNED", "OVERLAP", "STABILITY_EPS", "SplitMap", "SplitIntegrator", "CollapseSnap", "iterate_split",
-           "stability", "growth", "make_rule", "pin_mask", "to_vector", "to_state", "scalar_state"]
+           "stability", "growth", "make_rule", "pin_mask", "to_vector", "to_state", "to_hats", "scalar_state"]
 
 
 def make_rule(nodes: int, rule: str = "split"):
@@ -85,6 +99,8 @@ class SplitMap:
         self.evals = self.global_evals = 0
         self.last_global = True
         self.error = ""
+        self.certifying = False            # the last batch call certified a fast evaluation (global, same state)
+        self.misses = 0
 
     def hats(self, x: np.ndarray, global_search: bool | None = None):
         """The pinned hats at ``x`` (vector in :data:`IDX` order) and the channel's result."""
@@ -115,6 +131,7 @@ class SplitMap:
         is invalid (``ok`` False, its message in :attr:`error`)."""
         FX, ok = np.array(X, float), np.ones(len(X), bool)
         H, EM, used = np.full_like(FX, np.nan), np.full(len(X), np.nan), np.ones(len(X), bool)
+        self.certifying = bool(self.fast and np.all(full) and not self.last_global)
         for i, x in enumerate(X):
             try:
                 FX[i], H[i], ch = self(x, global_search=bool(full[i]) or not self.fast)
@@ -123,6 +140,14 @@ class SplitMap:
                 ok[i], self.error = False, str(exc)
             used[i] = self.last_global
         return FX, ok, {"hats": H, "EM": EM, fixed_point.FULL_TIER: used}
+
+    def step_taken(self, miss_limit: int = 2) -> None:
+        """The loop steps on: a certification just before it missed (its global residual was not below rtol);
+        after ``miss_limit`` misses the map is global from then on (the warm starts missed a basin)."""
+        if self.certifying:
+            self.misses += 1
+            self.fast = self.fast and self.misses < miss_limit
+            self.certifying = False
 
     @contextmanager
     def unpinned(self):
@@ -264,10 +289,11 @@ def iterate_split(F: SplitMap, x: np.ndarray, rtol: float, max_steps: int, dampi
                 x_[[Q, M, THETA]] = 0.0     # round-off around q = 0: the q = 0 point itself (zero_point.py)
         return X
 
-    def newton(X, FX, rows, residuals):
+    def newton(X, FX, rows, residuals):      # (called first in every step of an active row)
         out = np.full_like(X, np.nan)
         if not rows[0]:
             return out
+        F.step_taken(MISS_LIMIT)
         hist = [float(r) for r in residuals[0] if not math.isnan(r)]
         if "to_zero" not in newton_mode and crawling(hist, float(X[0, Q]), params.sigma):
             newton_mode["to_zero"] = zero_attracts(params, F.alpha, F.branch)
@@ -279,7 +305,7 @@ def iterate_split(F: SplitMap, x: np.ndarray, rtol: float, max_steps: int, dampi
     return fixed_point.iterate(F.batch, np.asarray(x, float)[None], residual, rtol=rtol, max_steps=max_steps,
                                damping=damping, anderson=anderson, history=history, compact=True,
                                full_every=max_steps + 1, aux_residual=aux_residual, certify_same=True,
-                               miss_limit=2, step_guard=guard, free=~pins, project=project, creep=False,
+                               miss_limit=MISS_LIMIT, step_guard=guard, free=~pins, project=project, creep=False,
                                newton=newton)
 
 
@@ -301,7 +327,7 @@ class SplitIntegrator:
             try:
                 fx, h, _ = F(to_vector(x))
                 out.append(to_state(fx))
-                hats.append(Hats(*(np.array([[float(c)]]) for c in h)))
+                hats.append(to_hats(h))
                 ok.append(True)
             except FloatingPointError:
                 out.append(to_state(np.full(len(IDX), np.nan)))
