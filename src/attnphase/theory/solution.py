@@ -124,6 +124,24 @@ def scalar_state(q: float, m: float, V: float, theta: float) -> OrderParams:
     return OrderParams(one(q), one(m), one(theta), one(V))
 
 
+def scalar_solution(alpha: float, branch: str, params: ModelParams, q: float, m: float, V: float, theta: float,
+                    q_hat: float, m_hat: float, V_hat: float, theta_hat: float, eps_g: float, e_t: float,
+                    converged: bool, iterations: int, residual: float, note: str = "",
+                    stability: float | None = None, stable: bool | None = None, nodes: int = 0,
+                    rule: str = "split") -> Solution:
+    """A split-rule :class:`Solution` (L = 2, r = 1) from its scalars, in the field order of the former
+    ``FixedPointSolution`` (stand-in solvers in tests, tables read back). ``converged`` gives the status
+    (``CONVERGED`` or ``MAX_STEPS``, ``note`` saying why); ``stable`` is implied by ``stability`` (≤ 1)."""
+    vals = dict(q=q, m=m, V=V, theta=theta, q_hat=q_hat, m_hat=m_hat, V_hat=V_hat, theta_hat=theta_hat,
+                eps_g=eps_g, e_t=e_t)
+    hats = Hats(*(np.array([[float(v)]]) for v in (q_hat, m_hat, theta_hat, V_hat)))
+    return Solution(params, float(alpha), branch, scalar_state(q, m, V, theta), hats,
+                    {k: float(v) for k, v in vals.items()}, {}, Status.CONVERGED if converged else Status.MAX_STEPS,
+                    int(iterations), float(residual), None if stability is None else float(stability), None, rule,
+                    int(nodes or 0), note or ("converged" if converged else "not converged"),
+                    dict(rule=rule, nodes=nodes, start="given or model"))
+
+
 def state_of(sol) -> OrderParams:
     """The state of any solution-like object: ``.x`` where it has one (:class:`Solution`, the engine's), else
     its scalars ``(q, m, V, θ)`` as 1 × 1 blocks (a stand-in solver's namespace)."""
