@@ -17,7 +17,8 @@ from . import channel_general as CG
 from .integrator import MapValue, as_states
 from .qmc_config import QMCConfig
 from .qmc_map import MAX_SAMPLES, bucket, compiled_map, qmc_points
-from .state import Hats, OrderParams, flatten, unflatten
+from .solution import state_from_vector
+from .state import Hats, OrderParams, shapes
 
 
 @dataclass(frozen=True)
@@ -37,13 +38,13 @@ class QMCIntegrator:
         L, r, rs, k, S, N = p.L, p.r, p.r_star, p.k, cfg.scrambles, cfg.points
         free = branch == "free"
         fmap = compiled_map(L, r, rs, k, p.A, p.P, branch, False, False, not free)
-        xi, y = (jnp.asarray(a) for a in qmc_points(p, cfg))
         B, n = X.shape
         Xr, scr = np.repeat(X, S, axis=0), np.tile(np.arange(S), B)
         R = len(Xr)
         out_f, out_h, out_ok = np.empty((R, n)), np.empty((R, n)), np.empty(R, bool)
         chunk = max(1, MAX_SAMPLES // N)
         with jax.enable_x64(True):
+            xi, y = (jnp.asarray(a) for a in qmc_points(p, cfg))
             for lo in range(0, R, chunk):
                 idx = np.arange(lo, min(R, lo + chunk))
                 m = len(idx)
@@ -57,13 +58,13 @@ class QMCIntegrator:
     def evaluate(self, states, alpha: float, branch: str = "free") -> MapValue:
         p, S = self.params, self.config.scrambles
         xs = as_states(states)
-        X = np.stack([np.asarray(flatten(OrderParams(*(jnp.asarray(b) for b in x)))) for x in xs])
+        X = np.stack([np.concatenate([np.asarray(b, float).reshape(-1) for b in x]) for x in xs])   # state.flatten
         F, H, ok = self.rows(X, alpha, branch)
-        shape = (p.r, p.k, p.r_star)
+        like = OrderParams(*(np.zeros(b) for b in shapes(p.r, p.k, p.r_star)))
         err = F.std(axis=1, ddof=1) / math.sqrt(S)
-        images = [OrderParams(*(np.asarray(b) for b in unflatten(v, *shape))) for v in F.mean(axis=1)]
-        hats = [Hats(*(np.asarray(b) for b in unflatten(v, *shape, Hats))) for v in H.mean(axis=1)]
-        errors = [OrderParams(*(np.asarray(b) for b in unflatten(v, *shape))) for v in err]
+        images = [state_from_vector(v, like) for v in F.mean(axis=1)]
+        hats = [Hats(*state_from_vector(v, like)) for v in H.mean(axis=1)]
+        errors = [state_from_vector(v, like) for v in err]
         good = ok.all(axis=1)
         images = [x if g else OrderParams(*(np.full(np.shape(b), np.nan) for b in x)) for x, g in zip(images, good)]
         return MapValue(images, hats, good, errors)
