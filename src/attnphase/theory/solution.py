@@ -3,8 +3,9 @@ the scalar values with their integration errors, a :class:`~.status.Status`, the
 direction as a number (with its error), and provenance.
 
 The split rule (L = 2, r = 1, :func:`.solver.solve_point`) returns it directly; the QMC engine (any L, r)
-through :func:`from_general` (an adapter of its ``GeneralSolution``); ``phase/`` reads only this type. At r = k = r* = 1 the blocks are 1 × 1 and keep the split rule's signs (m and θ may be negative there;
-the scalar ``values["m"]`` of the engine is ‖M‖_F, a norm).
+through :func:`from_general` (an adapter of its ``GeneralSolution``); ``phase/`` reads only this type. At
+r = k = r* = 1 the blocks are 1 × 1 and keep the split rule's signs (m and θ may be negative there; the scalar
+``values["m"]`` of the engine is ‖M‖_F, a norm).
 """
 
 from __future__ import annotations

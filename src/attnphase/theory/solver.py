@@ -159,6 +159,7 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q_k)
     return np.array([q, m, V, th], dtype=float)
 
+
 def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     """The start vector (:mod:`.split_integrator` order) from ``init`` (a Solution, an OrderParams-like object
     with q, m, V, θ) or the model (:func:`start_state`), pinned and with a non-zero defining overlap."""
@@ -261,7 +262,8 @@ def _solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *,
     coarse stage in a continuation, with secant pairs carried over from the neighbouring α, was measured
     slower: 61.7 s against 39.8 s for a 20-point positional curve.)
     Convergence: the relative change of the UNDAMPED map over all eight order parameters,
-    ``max(|F(x) - x| / |x|, |x̂(x_k) - x̂(x_{k-1})| / |x̂|) < rtol`` (with floors: :func:`.split_integrator.state_floors`, :func:`.split_integrator.hat_floors`). The split
+    ``max(|F(x) - x| / |x|, |x̂(x_k) - x̂(x_{k-1})| / |x̂|) < rtol`` (with floors:
+    :func:`.split_integrator.state_floors`, :func:`.split_integrator.hat_floors`). The split
     rule's map is piecewise smooth with a noise floor of ~3e-7 (sub-intervals whose switch flag toggles; at
     times ~1e-5 on the coarse rule), so ``rtol`` much below 1e-6 is not reachable; the default 1e-5 matches
     the integration error itself (~1e-5, docs/theory.md).
@@ -402,6 +404,7 @@ def _polish_zero_V(F: SplitMap, V0: float, max_evals: int = 8) -> tuple[float, i
             break
         a, b, ra = b, b - rb * (b - a) / (rb - ra), rb
     return (b, n) if b > 0 and math.isfinite(b) else (V0, n)
+
 
 def curve_table(solutions: Sequence[Solution]):
     """Tidy :class:`pandas.DataFrame`, one row per point (:func:`.solution.solution_table`)."""
