@@ -55,7 +55,7 @@ MODULES: dict[str, dict] = {
 """Module (under src/attnphase) -> the checks run against its mutants (:func:`checks`); ``functions``: only
 functions whose name contains one of these; ``jitted``: its functions are traced into compiled programs, so
 every mutant clears the compiled-program caches (the other modules' functions run as numpy code between
-compiled calls, and their mutants reuse the programs). The split rule's stability is ``solver._growth``/``_stability``
+compiled calls, and their mutants reuse the programs). The split rule's stability is ``split_integrator.growth``/``stability``
 (the growth factor of the pinned direction), the engine's ``stability_general``; the engine's map is
 ``channel_general`` (fields, hats, prior, free energy of the general model)."""
 

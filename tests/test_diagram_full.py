@@ -11,7 +11,7 @@ import pytest
 from attnphase.errors import ParameterError
 from attnphase.model import ModelParams
 from attnphase.phase import PointState, follow_branch, phase_diagram
-from attnphase.theory import FixedPointSolution
+from _stand_in_point import ScalarStandInPoint
 
 
 class Fake:
@@ -39,7 +39,7 @@ class Fake:
             conv = alpha >= 0.3 + 0.1 * w
             e_t, eps_g = 0.002 * alpha, 0.0034
         stab = stab if stability else None
-        return FixedPointSolution(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+        return ScalarStandInPoint(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
                                   conv, 10, 1e-7, "converged" if conv else "not converged", stab,
                                   None if stab is None else stab <= 1, nodes or 4)
 

@@ -11,7 +11,7 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.phase import (PointState, Unrefinable, follow_branch, local_root, phase_diagram, spinodal,
                              transition)
-from attnphase.theory import FixedPointSolution
+from _stand_in_point import ScalarStandInPoint
 
 
 def make_fake(calls=None, end=0.75, kind="collapse", slope=1.0, stall=(), alpha_unstable=None):
@@ -41,7 +41,7 @@ def make_fake(calls=None, end=0.75, kind="collapse", slope=1.0, stall=(), alpha_
         else:
             m, V, th = 0.2 + 0.02 * alpha, 11.0, 0.0
             e_t, eps_g = 0.002 * alpha, 0.0034
-        return FixedPointSolution(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+        return ScalarStandInPoint(float(alpha), branch, params, q, m, V, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
                                   conv, 10, 1e-7, "converged" if conv else "not converged", stab, stab <= 1,
                                   nodes or 8)
     return fake
@@ -88,7 +88,7 @@ def test_predictor_is_the_linear_extrapolation():
 def test_solver_failure_everywhere_is_not_converged():
     def never(params, alpha, branch, **kw):
         s = make_fake()(params, alpha, branch, **kw)
-        return FixedPointSolution(**{**s.__dict__, "converged": False, "status": "not converged"})
+        return ScalarStandInPoint(**{**s.__dict__, "converged": False, "status": "not converged"})
     br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=never)
     assert [p.state for p in br] == [PointState.NOT_CONVERGED] * 2 and br.end is None
 

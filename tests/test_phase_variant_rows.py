@@ -18,7 +18,7 @@ from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint
 from attnphase.phase.stability import global_minimum
 from attnphase.phase.crossing import growth_crossing
 from attnphase.phase.global_min import CONTINUOUS_TOL, global_switch
-from attnphase.theory import FixedPointSolution
+from _stand_in_point import ScalarStandInPoint
 
 COLS = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]
 
@@ -46,7 +46,7 @@ def fold_fake(a_fold=1.55, a_c=1.8):
         else:
             m, th = 0.2 + 0.02 * alpha, 0.0
             e_t, eps_g = 0.002 * alpha, 0.0034
-        return FixedPointSolution(float(alpha), branch, params, q, m, 12.0, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+        return ScalarStandInPoint(float(alpha), branch, params, q, m, 12.0, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
                                   conv, 10, 1e-7 if conv else 0.05, "converged" if conv else "not converged", 0.5,
                                   True, nodes or 8)
     return fake
@@ -139,7 +139,7 @@ def test_a_failure_next_to_a_nearly_collapsed_point_is_a_collapse():
             q = 0.05
             ok = alpha > 0.6
             th = math.sqrt(theta2(alpha)) if ok else 0.5 * (init.theta if init is not None else 0.01)
-            return FixedPointSolution(float(alpha), branch, params, q, 0.0, 12.0, th, 0.1, 0.0, 0.05, 0.01, 0.003,
+            return ScalarStandInPoint(float(alpha), branch, params, q, 0.0, 12.0, th, 0.1, 0.0, 0.05, 0.01, 0.003,
                                       0.002 * alpha, ok, 10, 1e-7 if ok else 0.01, "", 0.5, True, nodes or 8)
         return fake
     br = follow_branch(ModelParams(sigma=0.5), [0.8, 0.7, 0.5], "semantic", nodes=4,
@@ -248,7 +248,7 @@ def gap_fake(a_fold=0.54, a_u=0.4988):
             stab = 1.0 + alpha - a_u
         elif branch == "free":
             conv = False
-        return FixedPointSolution(float(alpha), branch, params, q, m, 50.0, th, 1e-4, 0.0, 0.01, 0.01 if th else 0.0,
+        return ScalarStandInPoint(float(alpha), branch, params, q, m, 50.0, th, 1e-4, 0.0, 0.01, 0.01 if th else 0.0,
                                   eps_g, e_t, conv, 10, 1e-7 if conv else 0.05,
                                   "converged" if conv else "not converged", stab, stab <= 1.0, nodes or 8)
     return fake

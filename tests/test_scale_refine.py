@@ -10,7 +10,7 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import follow_branch
 from attnphase.phase.scale_refine import SCALE_COMPETITOR_RTOL, SCALE_RTOL, line_scale, scale_refine
-from attnphase.theory import FixedPointSolution
+from _stand_in_point import ScalarStandInPoint
 
 P = ModelParams(omega=0.3, sigma=1.5)
 EPS_LIN = 0.02
@@ -33,7 +33,7 @@ def order_dependent(fold_fine=1.03, cross_coarse=1.05, calls=None):
             e_t, eps_g = 0.01 * alpha + 0.001 * (c - alpha), 0.03 - 0.01 * alpha
         else:
             e_t, eps_g = 0.01 * alpha, 0.04
-        return FixedPointSolution(float(alpha), branch, params, 1.0, m, 3.0, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
+        return ScalarStandInPoint(float(alpha), branch, params, 1.0, m, 3.0, th, 0.1, 0.0, 0.05, 0.01, eps_g, e_t,
                                   conv, 10, 1e-7, "converged" if conv else "not converged", 0.5, True, nodes or 8)
     return solve
 

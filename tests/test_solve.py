@@ -15,11 +15,9 @@ L3 = dict(L=3, A=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
 
 
 def test_choose_is_the_one_routing():
-    import attnphase.api as api
     p2, p3 = ModelParams(), ModelParams(omega=0.3, **L3)
     assert choose(p2) == "split" and choose(p3) == "qmc" and choose(p2, rule="product") == "product"
     assert choose(ModelParams(P=[[2.0], [-2.0]])) == "qmc"          # another P: another model
-    assert api._route(p3, "auto", None, None) == choose(p3)
     with pytest.raises(ParameterError, match="nodes"):
         choose(p3, nodes=8)
     with pytest.raises(ParameterError, match="qmc_config"):

@@ -7,7 +7,7 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import follow_branch
 from attnphase.phase.refine import refine_alpha_l, refine_lines
-from attnphase.theory import FixedPointSolution
+from _stand_in_point import ScalarStandInPoint
 
 P = ModelParams(omega=0.3)
 EPS_LIN = 0.02
@@ -21,7 +21,7 @@ def stand_in(fail_nodes=()):
         sem = branch == "semantic"
         e_t = 0.01 * alpha + (0.001 * (1.1 - alpha) if sem else 0.0)
         eps_g = 0.03 - 0.01 * alpha if sem else 0.04
-        return FixedPointSolution(float(alpha), branch, params, 0.1, 0.0 if sem else 0.3, 3.0, 0.2 if sem else 0.0,
+        return ScalarStandInPoint(float(alpha), branch, params, 0.1, 0.0 if sem else 0.3, 3.0, 0.2 if sem else 0.0,
                                   0.1, 0.0, 0.05, 0.01, eps_g, e_t, conv, 10, 1e-7,
                                   "converged" if conv else "not converged", 0.5, True, nodes or 8)
     return solve

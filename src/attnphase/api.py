@@ -113,11 +113,13 @@ def simulate(alpha: float = 2.0, d: int = 200, *, params: ModelParams | None = N
 
 def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None = None, nodes: int | None = None,
           integrator: str = "auto", qmc_config: Any = None, d: int | None = None, **kw: Any) -> Result:
-    """One fixed point of the asymptotic equations on ``branch``. ``integrator="auto"``: the split-line rule of
-    MODEL.md §6 for L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``Result`` wraps :class:`attnphase.theory.FixedPointSolution`),
-    the QMC engine of §8 otherwise (wraps :class:`attnphase.theory.engine.GeneralSolution`, with ``*_err``
-    error bars; ``qmc_config`` a :class:`~attnphase.theory.engine.QMCConfig`). Either way ``res.q``,
-    ``res.converged``, ``res.status`` and ``to_frame()``.
+    """One fixed point of the asymptotic equations on ``branch``, by :func:`attnphase.theory.solve.solve` (the
+    one solve): ``integrator="auto"`` is the split-line rule of MODEL.md §6 for L = 2, r = r* = 1,
+    P = ±(1, -1)ᵀ, the QMC engine of §8 otherwise (``qmc_config`` a
+    :class:`~attnphase.theory.engine.QMCConfig`, default its error-controlled rule). ``Result`` wraps one
+    :class:`attnphase.theory.Solution` either way: ``res.q``, ``res.converged``, ``res.status``, ``res.errors``
+    (QMC's standard errors; ``*_err`` columns of ``to_frame()``). A cold split-rule start at large α is
+    continued up from α = 2 where it fails (``solve_point(continuation=True)``).
 
     >>> s = solve(2.0, "semantic", omega=0.3, nodes=4)          # doctest: +SKIP
     >>> s.converged, round(s.theta, 2)                          # doctest: +SKIP
@@ -128,18 +130,20 @@ def solve(alpha: float, branch: str = "semantic", *, params: ModelParams | None 
     if d is not None:
         return with_finite_d(lambda: solve(alpha, branch, params=params, nodes=nodes, integrator=integrator,
                                            qmc_config=qmc_config, **kw), d)
-    from .theory import curve_table, solve_point
+    from .theory.solution import solution_table
+    from .theory.solve import choose, solve as run
     p = _params_from(params, kw)
     _check_sizes(p, qmc_config, 1)
-    how = _route(p, integrator, nodes, qmc_config)
-    if how == "qmc":
-        return _solve_qmc(p, [alpha], branch, qmc_config, kw, "theory point")
-    sol = solve_point(p, alpha, branch, nodes=nodes, rule=how, **{"continuation": True, **kw})
-    prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=sol.nodes, options=kw),
-                 integrator=dict(rule=sol.rule, nodes=sol.nodes),
-                 convergence=dict(converged=bool(sol.converged), status=sol.status, residual=sol.residual,
-                                  iterations=sol.iterations, start=sol.start))
-    return Result("theory point", sol, curve_table([sol]).assign(converged=bool(sol.converged)), prov)
+    how = choose(p, integrator, nodes=nodes, qmc_config=qmc_config)
+    cfg = _qmc_config(how, qmc_config)
+    opts = kw if how == "qmc" else {"continuation": True, **kw}
+    sol = run(p, [alpha], branch, integrator=how, nodes=nodes, qmc_config=cfg, **opts)[0]
+    prov = _prov(dict(params=p.to_dict(), alpha=alpha, branch=branch, nodes=None if how == "qmc" else sol.nodes,
+                      options=kw),
+                 integrator=_integrator_record(how, sol.nodes, cfg),
+                 convergence=dict(converged=bool(sol.converged), status=sol.status.value, note=sol.note,
+                                  residual=sol.residual, iterations=sol.iterations, start=sol.start))
+    return Result("theory point", sol, solution_table([sol]).assign(converged=bool(sol.converged)), prov)
 
 
 def _check_sizes(p: ModelParams, qmc_config: Any, alphas: int) -> None:
@@ -148,31 +152,19 @@ def _check_sizes(p: ModelParams, qmc_config: Any, alphas: int) -> None:
     check_theory(p, getattr(qmc_config, "points", None), getattr(qmc_config, "scrambles", None), alphas)
 
 
-def _route(p: ModelParams, integrator: str, nodes: int | None, qmc_config: Any) -> str:
-    """The integrator: :func:`attnphase.theory.solve.choose` (the one routing), refusing the other one's knob."""
-    from .theory.solve import choose
-    return choose(p, integrator, nodes=nodes, qmc_config=qmc_config)
+def _qmc_config(how: str, qmc_config: Any) -> Any:
+    """The QMC size of a call (its default: the engine's error-controlled rule); None for the split rule."""
+    if how != "qmc":
+        return None
+    from .theory.qmc_config import QMCConfig
+    return qmc_config or QMCConfig.default()
 
 
-def _solve_qmc(p: ModelParams, alphas: Sequence[float], branch: str, qmc_config: Any, kw: dict[str, Any],
-               kind: str) -> Result:
-    """The general engine (MODEL.md §8) on a batch of α: one ``Result`` (a point: the solution; a curve: the
-    list), one table row per α with the scalar keys and their ``*_err``."""
-    import pandas as pd
-
-    from .theory.engine import QMCConfig, solve_batch
-    cfg = qmc_config or QMCConfig.default()
-    sols = solve_batch(p, [float(a) for a in alphas], branch, qmc_config=cfg, **kw)
-    table = pd.DataFrame([{k: v for k, v in s.to_dict().items() if k not in ("matrices", "provenance")}
-                          for s in sols])
-    prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, options=kw),
-                 integrator=dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds),
-                                 qmc_target=cfg.target),
-                 convergence=dict(all_converged=all(s.converged for s in sols),
-                                  statuses=[s.status.value for s in sols],
-                                  starts=[(s.iteration or {}).get("start") for s in sols],
-                                  continuation=[(s.iteration or {}).get("continuation") for s in sols]))
-    return Result(kind, sols[0] if kind == "theory point" else sols, table, prov)
+def _integrator_record(how: str, nodes: int | None, cfg: Any) -> dict[str, Any]:
+    if how != "qmc":
+        return dict(rule=how, nodes=nodes)
+    return dict(rule="qmc", qmc_points=cfg.points, scrambles=cfg.scrambles, seeds=list(cfg.seeds),
+                qmc_target=cfg.target)
 
 
 def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelParams | None = None,
@@ -180,27 +172,33 @@ def curve(alphas: Sequence[float], branch: str = "semantic", *, params: ModelPar
           **kw: Any) -> Result:
     """A branch along ``alphas``; ``to_frame()`` is one row per α (unconverged points kept,
     ``converged = False``). L = 2, r = r* = 1, P = ±(1, -1)ᵀ (``integrator="auto"``/``"split"``/``"product"``):
-    continuation with the split-line rule; otherwise (or ``"qmc"``) all α in one batch of the QMC engine.
+    continuation (:func:`attnphase.phase.follow_branch` on the one-point form of
+    :func:`attnphase.theory.solve.solve`); otherwise (or ``"qmc"``) all α in one batch of that solve.
     ``d``: also ε_g and e_t at that dimension (:func:`with_finite_d`)."""
     if d is not None:
         return with_finite_d(lambda: curve(alphas, branch, params=params, nodes=nodes, integrator=integrator,
                                            qmc_config=qmc_config, **kw), d)
-    from functools import partial
-
     from .guards import check_grid
     from .phase import branch_table, follow_branch
-    from .theory import solve_point
+    from .theory.solution import solution_table
+    from .theory.solve import choose, point_solver, solve as run
     check_grid("alphas", len(alphas), len(alphas))
     p = _params_from(params, kw)
     _check_sizes(p, qmc_config, len(alphas))
-    how = _route(p, integrator, nodes, qmc_config)
+    how = choose(p, integrator, nodes=nodes, qmc_config=qmc_config)
+    al = [float(a) for a in alphas]
     if how == "qmc":
-        return _solve_qmc(p, alphas, branch, qmc_config, kw, "theory curve")
-    solver = None if how == "split" else partial(solve_point, rule=how)
-    sols = follow_branch(p, [float(a) for a in alphas], branch, nodes=nodes, solver=solver, **kw)
+        cfg = _qmc_config(how, qmc_config)
+        sols = run(p, al, branch, integrator="qmc", qmc_config=cfg, **kw)
+        prov = _prov(dict(params=p.to_dict(), alphas=al, branch=branch, options=kw),
+                     integrator=_integrator_record(how, None, cfg),
+                     convergence=dict(all_converged=all(s.converged for s in sols),
+                                      statuses=[s.status.value for s in sols], starts=[s.start for s in sols]))
+        return Result("theory curve", sols, solution_table(sols), prov)
+    sols = follow_branch(p, al, branch, nodes=nodes, solver=point_solver(p, how), **kw)
     table = branch_table(sols)
-    prov = _prov(dict(params=p.to_dict(), alphas=[float(a) for a in alphas], branch=branch, nodes=nodes, options=kw),
-                 integrator=dict(rule=how, nodes=nodes),
+    prov = _prov(dict(params=p.to_dict(), alphas=al, branch=branch, nodes=nodes, options=kw),
+                 integrator=_integrator_record(how, nodes, None),
                  convergence=dict(all_converged=bool(table["converged"].all()),
                                   unconverged_alphas=[float(a) for a in table.loc[~table["converged"], "alpha"]],
                                   states=table["state"].value_counts().to_dict()))

@@ -4,7 +4,7 @@
 A pinned branch whose overlap (θ semantic, m positional) falls onto the uninformative point used to end `not
 converged` (θ crawling by ~1 % a step, the Anderson step to θ ≈ 0 refused as a jump, or the relative change of
 x_p, x̂_p at x_p ~ 1e-7 being round-off); the solver now sets the overlap to 0 below the collapse scale where
-x_p = 0 attracts (``solver._CollapseSnap``). A growth factor below −1 is an eigenvalue of the undamped map, not
+x_p = 0 attracts (``split_integrator.CollapseSnap``). A growth factor below −1 is an eigenvalue of the undamped map, not
 an instability (MODEL.md §7): checked against the training loss's curvature along the pinned direction.
 """
 
@@ -18,7 +18,15 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import COLLAPSE_TOL, PointState, point_state
 from attnphase.theory.channel import channel
-from attnphase.theory.solver import _Map, make_rule, solve_point
+from attnphase.theory.solver import make_rule, solve_point
+from attnphase.theory.split_integrator import IDX, CollapseSnap, SplitMap
+
+
+def _x(q, m, V, theta):
+    """A split-rule state vector from named scalars."""
+    x = np.zeros(len(IDX))
+    x[[IDX['q'], IDX['M'], IDX['V'], IDX['theta']]] = q, m, V, theta
+    return x
 
 
 @pytest.mark.parametrize("omega, alpha, branch", [(0.01, 0.5, "semantic"), (0.9, 2.0, "semantic"),
@@ -39,9 +47,9 @@ def test_a_collapsing_pinned_branch_converges_onto_the_uninformative_point(omega
     assert u.converged
     assert s.q == pytest.approx(u.q, rel=2e-5) and s.V == pytest.approx(u.V, rel=2e-5)
     assert s.e_t == pytest.approx(u.e_t, rel=2e-5)
-    p = 1 if branch == "positional" else 3
-    F = _Map(params, alpha, "free", make_rule(4))
-    x = np.array([u.q, 0.0, u.V, 0.0])
+    p = IDX["M"] if branch == "positional" else IDX["theta"]
+    F = SplitMap(params, alpha, "free", make_rule(4))
+    x = _x(u.q, 0.0, u.V, 0.0)
     x[p] = 1e-2 * math.sqrt(u.q)
     assert F(x)[0][p] / x[p] < 1.0
 
@@ -50,19 +58,18 @@ def test_the_snap_needs_an_attracting_zero():
     """At the uninformative point of ω = 0.9, α = 2 the growth factor of θ is 0.27 and that of m is 4.1 (the
     positional branch exists): an iterate below the collapse scale has θ set to 0 on the semantic branch, and
     keeps its m on the positional one."""
-    from attnphase.theory.solver import _CollapseSnap
     params = ModelParams(omega=0.9)
     q, V = 0.1091156, 28.02253
     small = 0.1 * COLLAPSE_TOL * params.sigma * math.sqrt(q)
-    sem = np.array([q, 0.0, V, small])
-    _CollapseSnap(_Map(params, 2.0, "semantic", make_rule(4))).apply(sem)
-    assert sem[3] == 0.0
-    pos = np.array([q, small, V, 0.0])
-    _CollapseSnap(_Map(params, 2.0, "positional", make_rule(4))).apply(pos)
-    assert pos[1] == small
-    big = np.array([q, 0.0, V, 10 * COLLAPSE_TOL * params.sigma * math.sqrt(q)])   # above the scale: untouched
-    _CollapseSnap(_Map(params, 2.0, "semantic", make_rule(4))).apply(big)
-    assert big[3] > 0
+    sem = _x(q, 0.0, V, small)
+    CollapseSnap(SplitMap(params, 2.0, "semantic", make_rule(4))).apply(sem)
+    assert sem[IDX["theta"]] == 0.0
+    pos = _x(q, small, V, 0.0)
+    CollapseSnap(SplitMap(params, 2.0, "positional", make_rule(4))).apply(pos)
+    assert pos[IDX["M"]] == small
+    big = _x(q, 0.0, V, 10 * COLLAPSE_TOL * params.sigma * math.sqrt(q))   # above the scale: untouched
+    CollapseSnap(SplitMap(params, 2.0, "semantic", make_rule(4))).apply(big)
+    assert big[IDX["theta"]] > 0
 
 
 def test_a_growth_factor_below_minus_one_is_stable():
@@ -85,8 +92,9 @@ def test_a_growth_factor_below_minus_one_is_stable():
     curvature = (de[0] + de[1]) / dm ** 2
     assert curvature > 0
     assert curvature == pytest.approx(D * (1.0 - g), rel=0.02)
-    F = _Map(params, 2.0, "free", make_rule(4))
-    x = np.array([s.q, 1e-3 * math.sqrt(s.q), s.V, s.theta])
+    F = SplitMap(params, 2.0, "free", make_rule(4))
+    x = _x(s.q, 1e-3 * math.sqrt(s.q), s.V, s.theta)
     fx = F(x)[0]
-    assert fx[1] / x[1] == pytest.approx(g, rel=0.02)
-    assert abs(1.0 + 0.3 * (fx[1] / x[1] - 1.0)) < 1.0
+    m = IDX["M"]
+    assert fx[m] / x[m] == pytest.approx(g, rel=0.02)
+    assert abs(1.0 + 0.3 * (fx[m] / x[m] - 1.0)) < 1.0

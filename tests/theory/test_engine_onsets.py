@@ -10,7 +10,7 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase import transition
-from attnphase.theory import FixedPointSolution
+from attnphase.theory.solution import scalar_solution
 
 A3 = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))
 P3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
@@ -38,8 +38,8 @@ def test_positional_symmetries_and_the_start_projector():
 def _zero_q_solver(params, alpha, branch, *, nodes=None, init=None, max_steps=300, stability=True, **kw):
     """A stand-in for a point solver whose every point is the q = 0 point as the QMC engine reports it (q is
     round-off, 1e-22, not 0 exactly): e_t = α ε_g."""
-    return FixedPointSolution(float(alpha), branch, params, 1e-22, 0.0, 0.53, 0.0, 0.0, 0.0, -0.07, 0.0, 0.0108,
-                              0.0108 * alpha, True, 10, 1e-9, "converged", 0.1, True, nodes or 8)
+    return scalar_solution(float(alpha), branch, params, 1e-22, 0.0, 0.53, 0.0, 0.0, 0.0, -0.07, 0.0, 0.0108,
+                            0.0108 * alpha, True, 10, 1e-9, "converged", 0.1, True, nodes or 8)
 
 
 def _transition_note(p):

@@ -6,6 +6,8 @@ wandered (ω = 0.98, α = 2: m = −1.23 after 300 steps) or fell onto m = 0; th
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,7 @@ def test_positional_branch_near_omega_one_is_a_fixed_point_continuous_in_omega_a
     ms = [abs(_cold(om, 2.0).m) for om in (0.9, 0.95, 0.98, 1.0)]
     assert np.all(np.diff(ms) > 0) and np.max(np.diff(ms)) < 0.01
     s = _cold(0.98, 2.0)
-    kicked = s.__class__(**{**s.__dict__, "q": s.q * 1.03, "m": s.m * 0.97, "V": s.V * 1.05})
+    kicked = SimpleNamespace(q=s.q * 1.03, m=s.m * 0.97, V=s.V * 1.05, theta=s.theta)   # a start: any (q, m, V, θ)
     back = solve_point(s.params, 2.0, "positional", init=kicked, stability=False, max_steps=60)
     assert back.converged and back.m == pytest.approx(s.m, rel=2e-4)
     m10 = abs(_cold(1.0, 10.0).m)

@@ -21,6 +21,7 @@ from attnphase.theory.channel import channel, channel_derivative_forms, prox_inp
 from attnphase.theory.prior import prior
 from attnphase.theory.quadrature import gauss_hermite
 from attnphase.theory.solver import make_rule
+from attnphase.theory.status import Status
 
 REF = str(Path(reference.FOLDER) / "theory_omega0.3_{}.csv")  # published tables shipped with the package
 PAR = ModelParams(omega=0.3)
@@ -208,7 +209,7 @@ def test_anderson_and_plain_damping_reach_the_same_fixed_point():
 
 def test_unconverged_point_is_reported_not_silent():
     s = solve_point(PAR, 1.5, "positional", nodes=4, max_steps=2, stability=False)
-    assert not s.converged and "not converged" in s.status and s.residual > 1e-6
+    assert not s.converged and s.status is Status.MAX_STEPS and "not converged" in s.note and s.residual > 1e-6
 
 
 def test_reference_agreement():
@@ -370,14 +371,14 @@ def test_growth_factor_does_not_depend_on_the_difference_step():
     """The pinned direction's growth factor (MODEL.md §7) is a derivative of a map that is odd in the pinned
     overlap: the default step and a 3x larger one must agree (at ω = 0.377, α = 1.2 the old step 1e-4·√q gave
     +0.02 against −0.20, the rule's noise floor divided by a tiny step)."""
-    from attnphase.theory import solver as SV
+    from attnphase.theory import split_integrator as SI
     p = ModelParams(omega=0.377)
     s = solve_point(p, 1.2, "semantic", nodes=4, stability=False)
     assert s.converged
-    x = np.array([s.q, s.m, s.V, s.theta])
-    F = SV._Map(p, 1.2, "semantic", make_rule(4, "split"))
-    g_default = SV._stability(F, x, "semantic")
-    g_large = SV._stability(F, x, "semantic", eps=3.0 * SV.STABILITY_EPS)
+    x = SI.to_vector(s.x)
+    F = SI.SplitMap(p, 1.2, "semantic", make_rule(4, "split"))
+    g_default = SI.stability(F, x, "semantic")
+    g_large = SI.stability(F, x, "semantic", eps=3.0 * SI.STABILITY_EPS)
     assert abs(g_default - g_large) < 0.02
     assert g_default < 0.0  # the semantic branch is far inside its stable range there
 
@@ -386,22 +387,34 @@ def test_growth_factor_shrinks_its_step_where_the_perturbed_map_is_inadmissible(
     """σ = 0.3, ω = 0.02: the map of the perturbed state raised (D ≤ 0 in the prior) out of a whole transition.
     The step is divided by 10 until the map accepts it (the factor of a linear map is then exact); where no step
     is accepted the factor is NaN, never a number."""
-    from attnphase.theory import solver as SV
+    from contextlib import contextmanager
+
+    from attnphase.theory import split_integrator as SI
+    m = SI.IDX["M"]
+    pinned = SI.pin_mask("semantic")
 
     class Fake:
-        pins = (True, False, False, True)
+        pins = pinned.copy()
 
         def __init__(self, limit):
             self.limit = limit
 
+        @contextmanager
+        def unpinned(self):
+            saved, self.pins = self.pins, np.zeros_like(pinned)
+            try:
+                yield self
+            finally:
+                self.pins = saved
+
         def __call__(self, x):
-            if abs(x[1]) > self.limit:
+            if abs(x[m]) > self.limit:
                 raise FloatingPointError("prior: D = lam + sigma^2 V_hat = -1 <= 0")
             return 0.7 * x, None, None
-    x = np.array([0.04, 0.0, 10.0, 0.1])
-    d = SV.STABILITY_EPS * math.sqrt(x[0])
-    assert SV._stability(Fake(0.5 * d), x, "semantic") == pytest.approx(0.7, rel=1e-12)
-    assert math.isnan(SV._stability(Fake(1e-3 * d), x, "semantic"))
+    x = SI.to_vector(SI.scalar_state(q=0.04, m=0.0, V=10.0, theta=0.1))
+    d = SI.STABILITY_EPS * math.sqrt(x[SI.Q])
+    assert SI.stability(Fake(0.5 * d), x, "semantic") == pytest.approx(0.7, rel=1e-12)
+    assert math.isnan(SI.stability(Fake(1e-3 * d), x, "semantic"))
     F = Fake(0.5 * d)
-    SV._stability(F, x, "semantic")
-    assert F.pins == (True, False, False, True)
+    SI.stability(F, x, "semantic")
+    assert (F.pins == pinned).all()

@@ -208,12 +208,13 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
         from ..phase.continuation import COLLAPSE_TOL, PointState, point_state
         state = point_state(s)      # the state `theory curve` reports (collapsed, unstable, …; MODEL.md §7)
         d = {"alpha": s.alpha, "branch": s.branch, "omega": params.omega, "integrator": how,
-             **{k: getattr(s, k) for k in _KEYS}, "state": state.value, "start": s.start,
+             **{k: getattr(s, k) for k in _KEYS}, "status": s.status.value if s.converged else s.note,
+             "state": state.value, "start": s.start,
              "resolution_note": resolution_note(s.q, s.nodes, how) if s.converged else None}
         rows = [[k, v] for k, v in d.items()]
         d["provenance"] = provenance(dict(params=params.to_dict(), alpha=alpha, branch=branch, nodes=s.nodes,
                                           rule=how), kind="theory point")
-        converged, status = s.converged, s.status
+        converged, status = s.converged, d["status"]
     if dim is not None:
         _add_finite_d(g if how == "qmc" else s, dim, d, rows)
     if replicon:

@@ -93,20 +93,15 @@ def spinodal(df, side: str) -> tuple[float | None, str]:
 
 
 def _free_map(params, alpha: float, nodes: int):
-    """x = (q, m, V, θ) → F(x), the unpinned map, as one undamped step of the public solver."""
-    from ..theory import solve_point
+    """x = (q, m, V, θ) → F(x), the unpinned map: the split-rule integrator's evaluation (MODEL.md §6; NaN where
+    the map fails there)."""
+    from ..theory.solution import scalar_state
+    from ..theory.split_integrator import SplitIntegrator
+    rule = SplitIntegrator(params, nodes)
 
     def F(x):
-        # the map is odd in m (token exchange) and in θ (y → −y); the solver's start replaces m = 0 or θ <= 0,
-        # so evaluate at |m|, |θ| and restore the signs
-        sm, st = (-1.0 if x[1] < 0 else 1.0), (-1.0 if x[3] < 0 else 1.0)
-        s = solve_point(params, alpha, "free", nodes=nodes, init=SimpleNamespace(
-            q=x[0], m=max(abs(x[1]), 1e-300), V=x[2], theta=max(abs(x[3]), 1e-300)), max_steps=1, damping=1.0,
-            anderson=0, coarse=False, stability=False, rtol=1e-300)
-        y = _vec(s)
-        y[1] *= sm
-        y[3] *= st
-        return y
+        (y,) = rule.evaluate(scalar_state(q=x[0], m=x[1], V=x[2], theta=x[3]), alpha, "free").x
+        return np.array([float(np.asarray(b).reshape(-1)[0]) for b in (y.q, y.M, y.V, y.theta)])
     return F
 
 

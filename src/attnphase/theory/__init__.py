@@ -4,8 +4,9 @@ from .observables import eps_lin
 from .quadrature import ProductRule
 from .solution import Solution
 from .solve import choose, point_solver, solve
-from .solver import BRANCHES, DEFAULT_NODES, FixedPointSolution, curve_table, make_rule, solve_point
+from .integrator import Integrator, MapValue
+from .solver import BRANCHES, DEFAULT_NODES, curve_table, make_rule, solve_point
 from .switching import SplitRule
 
-__all__ = ["solve", "choose", "point_solver", "Solution", "solve_point", "curve_table", "FixedPointSolution", "eps_lin", "BRANCHES",
-           "DEFAULT_NODES", "make_rule", "SplitRule", "ProductRule"]
+__all__ = ["solve", "choose", "point_solver", "Solution", "solve_point", "curve_table", "eps_lin", "BRANCHES",
+           "DEFAULT_NODES", "make_rule", "SplitRule", "ProductRule", "Integrator", "MapValue"]

@@ -112,7 +112,7 @@ def channel(params: ModelParams, alpha: float, q: float, m: float, V: float, the
     ``global_search=False`` (fast map, needs ``warm``): the prox at the split rule's detection points (the
     product rule's nodes) is continued from ``warm`` only, without the multi-start — each node stays in its
     previous basin unless the rule's neighbour checks repair it. Not certified global: a solve confirms its
-    fixed point with ``global_search=True`` (``solver._iterate``).
+    fixed point with ``global_search=True`` (``split_integrator.iterate_split``).
     """
     if isinstance(rule, SplitRule) and active_split_map() == "xla":
         res, half = _channel_xla(params, alpha, q, m, V, theta, rule, warm, use_symmetry, global_search)

@@ -103,7 +103,9 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
             damping: float = 0.6, anderson: int = 5, admissible: Callable | None = None,
             history: tuple | None = None, compact: bool = False, full_every: int = 0,
             certify: bool = True, backtrack: int = 0, groups: np.ndarray | None = None,
-            jump_rtol: float = 0.0, newton: Callable | None = None) -> Run:
+            jump_rtol: float = 0.0, newton: Callable | None = None, aux_residual: Callable | None = None,
+            certify_same: bool = False, miss_limit: int = 1, step_guard: Callable | None = None,
+            free: np.ndarray | None = None, project: Callable | None = None, creep: bool = True) -> Run:
     """Iterate ``F`` on a batch from ``x0 (B, n)`` until ``residual(x, F(x)) < rtol`` for every point.
 
     ``F(X) -> (FX, ok, aux)``: map values, a validity flag per point (False: ``INVALID_STATE``) and a dict of
@@ -154,9 +156,21 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
 
     ``newton``: ``newton(X, FX, rows, residuals) -> (B, n)`` may replace the next iterate of the ``rows`` (a
     mask: active, evaluated validly) by its own candidate (NaN rows, or one ``admissible`` refuses: keep the
-    damped/Anderson step);
+    damped/Anderson step); it is called before the Anderson step, which is skipped for the rows it replaces;
     ``residuals`` (B, it) is each row's residual history (NaN where it was not iterated). The engine's Newton
     steps in √q next to a q = 0 onset (``onset_hook.onset_hook``, :mod:`.onset_newton`).
+
+    Options the split rule's solve uses (:mod:`.split_integrator`, MODEL.md §6; each off by default):
+    ``aux_residual(aux, aux_prev) -> (B,)``: a second residual from the map's auxiliary output at this and the
+    previous evaluation of each row (the split rule's relative change of the hats), combined by max (1 at a
+    row's first evaluation, so no row converges on it); ``certify_same`` (two-tier maps): a row whose cheap
+    residual is below ``rtol`` is evaluated on the full tier AT THE SAME iterate, in the same step, and only
+    that evaluation can converge it (its values are the ones kept and stepped from); after ``miss_limit``
+    failed certifications the row takes the full tier for good; ``step_guard(cand, x, row) -> bool``: decides
+    whether an Anderson candidate is accepted (default: relative step norm < 0.5); ``free`` (n,): the
+    components Anderson's least squares uses (pinned ones are 0 anyway); ``project(X, rows) -> X``: applied to
+    the new iterates of the active rows after every step (pins, a collapse snap, the q = 0 point);
+    ``creep=False``: no test of the distance still to go (a residual below ``rtol`` converges).
     """
     check_range("rtol", rtol, lo=0.0, lo_open=True)
     max_steps = check_int("max_steps", max_steps, 1)
@@ -171,6 +185,10 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
                              full_every)
     X = np.array(x0, dtype=np.float64)
     B, n = X.shape
+    miss_limit = check_int("miss_limit", miss_limit, 1)
+    aux_prev: dict = {}
+    seen = np.zeros(B, bool)             # rows evaluated before (``aux_residual``)
+    misses = np.zeros(B, int)            # failed same-iterate certifications per row (``certify_same``)
     status = np.empty(B, dtype=object)
     status[:] = [Status.MAX_STEPS] * B          # (np.full would turn the str-enum into plain str)
     iters = np.zeros(B, int)
@@ -216,13 +234,29 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         else:
             FX, ok, out = F(X)
             FX, ok = np.asarray(FX), np.asarray(ok)
-        for k, v in out.items():
-            v = np.asarray(v)
-            if k not in aux:
-                aux[k] = np.zeros((B,) + v.shape[1:], v.dtype)
-            aux[k][idx] = v if compact else v[idx]
+        if aux_residual is not None:
+            aux_prev = {k: v.copy() for k, v in aux.items()}
+        _store(aux, out, idx, B, compact)
         finite = np.all(np.isfinite(FX), axis=1)
-        r_now = np.where(finite, residual(X, np.where(finite[:, None], FX, X)), np.inf)
+        r_now = _residual(residual, aux_residual, X, FX, finite, aux, aux_prev, seen)
+        if certify_same and full_every:  # a cheap residual below rtol: the full tier at the same iterate decides
+            need = np.zeros(B, bool)
+            need[idx] = ~full[idx]
+            need &= ok & finite & (r_now < rtol)
+            if need.any():
+                ci = np.nonzero(need)[0]
+                FXc, okc, outc = F(X[ci], ci, np.ones(len(ci), bool))
+                FX[ci], ok[ci] = np.asarray(FXc), np.asarray(okc)
+                outc = dict(outc)
+                full_calls[ci] += np.asarray(outc.pop(FULL_TIER, np.ones(len(ci), bool)), bool)
+                _store(aux, outc, ci, B, True)
+                full[ci] = True
+                finite = np.all(np.isfinite(FX), axis=1)
+                r_now = _residual(residual, aux_residual, X, FX, finite, aux, aux_prev, seen)
+                missed = need & ~(r_now < rtol)
+                misses[missed] += 1
+                full_only |= misses >= miss_limit
+        seen[idx] = True
         prev_res = res.copy()
         res = np.where(active, r_now, res)
         recent[idx] = np.concatenate([recent[idx, 1:], r_now[idx, None]], axis=1)
@@ -247,14 +281,18 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         status[bad & ~finite] = Status.DIVERGED
         status[bad & finite] = Status.INVALID_STATE
         active &= ~bad
-        conv = active & ~retry & (res < rtol) & (remaining_distance(recent) < rtol)
+        conv = active & ~retry & (res < rtol)
+        if creep:
+            conv &= remaining_distance(recent) < rtol
         if jump_rtol:
             now_ok = active & ~retry & full       # ``active`` already excludes this evaluation's bad rows
             jumped = now_ok & prev_ok & ~conv & _at_jump(X, f, last_x, last_f, residual, rtol, jump_rtol, r_now)
             at_jump |= jumped
             conv |= jumped
             prev_ok = np.where(active, now_ok, prev_ok)
-        if full_every and certify:
+        if full_every and certify_same:
+            conv &= full
+        elif full_every and certify:
             cert_req |= conv & ~full         # converged on the cheap map: certify on the full one
             # the cheap map misled the row (a failed certification, or a full residual far above the cheap
             # one just before): no more cheap calls for it
@@ -273,30 +311,60 @@ def iterate(F: Callable, x0: np.ndarray, residual: Callable, *, rtol: float = 1e
         for b in np.nonzero(retry)[0]:
             dX[b], dF[b] = [], []            # (the next secant pair is taken from the valid iterate)
         X_new = X + damp[:, None] * f
+        by_newton = np.zeros(B, bool)       # rows whose next iterate is the Newton hook's (no Anderson step)
+        if newton is not None:
+            cand_n = newton(X, FX, active & ~retry, res_log[:, :it])
+            use = active & ~retry & np.all(np.isfinite(cand_n), axis=1)
+            for b in np.nonzero(use)[0]:
+                if admissible is None or admissible(cand_n[b], b):
+                    X_new[b], by_newton[b] = cand_n[b], True
         if anderson:
             for b in np.nonzero(active)[0]:
                 if last_x is not None:
                     dX[b].append(X[b] - last_x[b])
                     dF[b].append(f[b] - last_f[b])
                     del dX[b][:-anderson], dF[b][:-anderson]
-                if not dX[b]:
+                if not dX[b] or by_newton[b]:
                     continue
                 beta = damp[b]
                 Fm, Xm = np.array(dF[b]).T, np.array(dX[b]).T
-                gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
+                if free is None:
+                    gam, *_ = np.linalg.lstsq(Fm, f[b], rcond=None)
+                else:
+                    gam, *_ = np.linalg.lstsq(Fm[free], f[b][free], rcond=None)
                 cand = X[b] + beta * f[b] - (Xm + beta * Fm) @ gam
-                step = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300)
-                if np.all(np.isfinite(cand)) and step < 0.5 and (admissible is None or admissible(cand, b)):
+                if step_guard is None:
+                    small = np.linalg.norm(cand - X[b]) / (np.linalg.norm(X[b]) + 1e-300) < 0.5
+                else:
+                    small = bool(np.all(np.isfinite(cand))) and step_guard(cand, X[b], b)
+                if np.all(np.isfinite(cand)) and small and (admissible is None or admissible(cand, b)):
                     X_new[b] = cand
-        if newton is not None:
-            cand = newton(X, FX, active & ~retry, res_log[:, :it])
-            use = active & ~retry & np.all(np.isfinite(cand), axis=1)
-            for b in np.nonzero(use)[0]:
-                if admissible is None or admissible(cand[b], b):
-                    X_new[b] = cand[b]
         last_x, last_f = X.copy(), f
         X = np.where(active[:, None], X_new, X)
+        if project is not None and active.any():
+            rows = np.nonzero(active)[0]
+            X[rows] = project(X[rows], rows)
     return Run(X, aux, status, iters, res, (dX, dF), full_calls, damp, halvings, at_jump=at_jump)
+
+
+def _store(aux: dict, out: dict, idx: np.ndarray, B: int, compact: bool) -> None:
+    """Keep the map's auxiliary output ``out`` of the rows ``idx`` as each row's last (``Run.aux``)."""
+    for k, v in out.items():
+        v = np.asarray(v)
+        if k not in aux:
+            aux[k] = np.zeros((B,) + v.shape[1:], v.dtype)
+        aux[k][idx] = v if compact else v[idx]
+
+
+def _residual(residual: Callable, aux_residual: Callable | None, X: np.ndarray, FX: np.ndarray,
+              finite: np.ndarray, aux: dict, aux_prev: dict, seen: np.ndarray) -> np.ndarray:
+    """Per row: ``residual(X, FX)``, with ``aux_residual`` the max of it and the auxiliary output's change
+    (1 where a row has no previous evaluation); inf where ``FX`` is not finite."""
+    r = residual(X, np.where(finite[:, None], FX, X))
+    if aux_residual is not None:
+        r_aux = aux_residual(aux, aux_prev) if aux_prev else np.ones(len(X))
+        r = np.maximum(r, np.where(seen, r_aux, 1.0))
+    return np.where(finite, r, np.inf)
 
 
 def _at_jump(X: np.ndarray, f: np.ndarray, last_x: np.ndarray | None, last_f: np.ndarray | None,

@@ -31,7 +31,7 @@ STABLE_K = 3.0
 +1 (:func:`verdict`)."""
 SHRINK = (1.0, 0.1, 0.01)
 """Step factors tried in turn for a scramble whose perturbed states the map rejects (q, V or D = λ + σ²V̂ not
-positive definite, or not finite), as the split rule's ``solver._growth``; after the last, NaN."""
+positive definite, or not finite), as the split rule's ``split_integrator.growth``; after the last, NaN."""
 PINNED_BLOCKS = {"semantic": ("M",), "positional": ("theta",), "uninformative": ("M", "theta")}
 """The pinned blocks of each branch (MODEL.md §8); ``free`` has none."""
 

@@ -101,7 +101,7 @@ def prox(w1, w2, t1, t2, V, sigma2, *, warm=None, grid: int = 9, iters: int = 40
     ``warm``: optional ``(h1, h2)`` from a previous call used as an extra start.
     ``global_search=False`` (with ``warm``): Newton from the warm start only — a LOCAL minimiser in the
     previous call's basin, not certified global; the caller must confirm with a full search
-    (see ``solver._iterate``). Without ``warm`` the full multi-start runs regardless.
+    (see ``split_integrator.iterate_split``). Without ``warm`` the full multi-start runs regardless.
     """
     w1 = np.asarray(w1, dtype=np.float64)
     w2 = np.asarray(w2, dtype=np.float64)

@@ -40,7 +40,7 @@ from .status import Status
 
 if TYPE_CHECKING:
     from .general_solution import GeneralSolution
-    from .solver import FixedPointSolution
+    from .solution import Solution
 
 STABLE_K = 3.0
 """Λ_AT counts as decided (``stable`` True/False) when it is more than this many standard errors from 1."""
@@ -204,7 +204,7 @@ def replicon_split_at(params, alpha: float, q: float, m: float, V: float, theta:
     return leading(K)[0]
 
 
-def replicon_split(sol: "FixedPointSolution", orders: Sequence[int] | None = None, k_se: float = STABLE_K) -> dict:
+def replicon_split(sol: "Solution", orders: Sequence[int] | None = None, k_se: float = STABLE_K) -> dict:
     """Λ_AT of a split-rule point (L = 2, r = r* = 1, MODEL.md §6) at its (q, m, V, θ) by
     :func:`replicon_split_at` at each outer order in ``orders`` (default: the solve's order and twice it);
     ``value`` at the highest order, ``error`` = the largest |difference| to the lower orders (the rule's own

@@ -2,10 +2,10 @@
 the scalar values with their integration errors, a :class:`~.status.Status`, the growth factor of the pinned
 direction as a number (with its error), and provenance.
 
-The split rule (L = 2, r = 1) and the QMC engine (any L, r) produce it through :func:`from_fixed_point` and
-:func:`from_general` (adapters of ``FixedPointSolution`` and ``GeneralSolution``); ``phase/`` reads only this
-type. At r = k = r* = 1 the blocks are 1 × 1 and keep the split rule's signs (m and θ may be negative there;
-the scalar ``values["m"]`` of the engine is ‖M‖_F, a norm).
+The split rule (L = 2, r = 1, :func:`.solver.solve_point`) returns it directly; the QMC engine (any L, r)
+through :func:`from_general` (an adapter of its ``GeneralSolution``); ``phase/`` reads only this type. At
+r = k = r* = 1 the blocks are 1 × 1 and keep the split rule's signs (m and θ may be negative there; the scalar
+``values["m"]`` of the engine is ‖M‖_F, a norm).
 """
 
 from __future__ import annotations
@@ -93,6 +93,17 @@ class Solution:
     def start(self) -> str:
         return str(self.provenance.get("start", ""))
 
+    @property
+    def stability_nodes(self) -> int | None:
+        """The split rule's order the growth factor was evaluated on (None: not evaluated, or QMC)."""
+        return self.provenance.get("stability_nodes")
+
+    @property
+    def fast_map(self) -> bool:
+        """Whether the split rule's iteration used the fast (warm-started) map (its result is certified by a
+        global evaluation, :func:`.split_integrator.iterate_split`)."""
+        return bool(self.provenance.get("fast_map", False))
+
     def with_note(self, note: str) -> "Solution":
         return replace(self, note=note)
 
@@ -114,9 +125,27 @@ def scalar_state(q: float, m: float, V: float, theta: float) -> OrderParams:
     return OrderParams(one(q), one(m), one(theta), one(V))
 
 
+def scalar_solution(alpha: float, branch: str, params: ModelParams, q: float, m: float, V: float, theta: float,
+                    q_hat: float, m_hat: float, V_hat: float, theta_hat: float, eps_g: float, e_t: float,
+                    converged: bool, iterations: int, residual: float, note: str = "",
+                    stability: float | None = None, stable: bool | None = None, nodes: int = 0,
+                    rule: str = "split") -> Solution:
+    """A split-rule :class:`Solution` (L = 2, r = 1) from its scalars, in the field order of the former
+    ``FixedPointSolution`` (stand-in solvers in tests, tables read back). ``converged`` gives the status
+    (``CONVERGED`` or ``MAX_STEPS``, ``note`` saying why); ``stable`` is implied by ``stability`` (≤ 1)."""
+    vals = dict(q=q, m=m, V=V, theta=theta, q_hat=q_hat, m_hat=m_hat, V_hat=V_hat, theta_hat=theta_hat,
+                eps_g=eps_g, e_t=e_t)
+    hats = Hats(*(np.array([[float(v)]]) for v in (q_hat, m_hat, theta_hat, V_hat)))
+    return Solution(params, float(alpha), branch, scalar_state(q, m, V, theta), hats,
+                    {k: float(v) for k, v in vals.items()}, {}, Status.CONVERGED if converged else Status.MAX_STEPS,
+                    int(iterations), float(residual), None if stability is None else float(stability), None, rule,
+                    int(nodes or 0), note or ("converged" if converged else "not converged"),
+                    dict(rule=rule, nodes=nodes, start="given or model"))
+
+
 def state_of(sol) -> OrderParams:
     """The state of any solution-like object: ``.x`` where it has one (:class:`Solution`, the engine's), else
-    its scalars ``(q, m, V, θ)`` as 1 × 1 blocks (a stand-in solver's namespace, a ``FixedPointSolution``)."""
+    its scalars ``(q, m, V, θ)`` as 1 × 1 blocks (a stand-in solver's namespace)."""
     x = getattr(sol, "x", None)
     if isinstance(x, OrderParams):
         return OrderParams(*(np.asarray(b, float) for b in x))
@@ -160,30 +189,6 @@ def admissible(x: OrderParams, branch: str, sigma: float) -> OrderParams | None:
             return None
         th = np.zeros_like(th)
     return OrderParams(q, M, th, V)
-
-
-_SPLIT_STATUS = (("non-finite", Status.DIVERGED), ("map failed", Status.INVALID_STATE),
-                 ("not a fixed point at q = 0", Status.MAX_STEPS), ("not converged", Status.MAX_STEPS))
-
-
-def _split_status(sol) -> Status:
-    if sol.converged:
-        return Status.CONVERGED
-    text = str(sol.status)
-    return next((s for key, s in _SPLIT_STATUS if key in text), Status.MAX_STEPS)
-
-
-def from_fixed_point(sol) -> Solution:
-    """A split- or product-rule ``FixedPointSolution`` (L = 2, r = 1) as a :class:`Solution` (same numbers)."""
-    vals = {k: float(getattr(sol, k)) for k in SCALARS}
-    hats = Hats(*(np.array([[vals[k]]]) for k in ("q_hat", "m_hat", "theta_hat", "V_hat")))
-    prov = dict(rule=sol.rule, nodes=sol.nodes, stability_nodes=sol.stability_nodes, fast_map=sol.fast_map,
-                start=sol.start)
-    st = sol.stability
-    return Solution(sol.params, float(sol.alpha), sol.branch, scalar_state(sol.q, sol.m, sol.V, sol.theta), hats,
-                    vals, {}, _split_status(sol), int(sol.iterations), float(sol.residual),
-                    None if st is None else float(st), None, sol.rule, int(sol.nodes or 0), str(sol.status), prov,
-                    raw=sol)
 
 
 def from_general(sol) -> Solution:

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .routing import choose_integrator
-from .solution import Solution, from_fixed_point, from_general, scalar_state, state_of
+from .solution import Solution, from_general, scalar_state, state_of
 from .state import OrderParams
 
 
@@ -87,9 +87,8 @@ def solve(params: ModelParams, alphas: Sequence[float] | float, branch: str = "s
                            **steps, **options)
         return [from_general(s) for s in sols]
     from .solver import solve_point
-    return [from_fixed_point(solve_point(params, a, branch, nodes=nodes, rule=how, rtol=rtol,
-                                         init=_split_init(s, branch), stability=stability, **steps, **options))
-            for a, s in zip(al, starts)]
+    return [solve_point(params, a, branch, nodes=nodes, rule=how, rtol=rtol, init=_split_init(s, branch),
+                        stability=stability, **steps, **options) for a, s in zip(al, starts)]
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,13 @@ class Status(str, Enum):
     WALL_CAP = "wall_cap"
     NOT_TRIED = "not_tried"
 
+    def __str__(self) -> str:
+        """The value (``converged``, ``max_steps`` …), also in f-strings, on every Python version."""
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
     @property
     def ok(self) -> bool:
         """A point that is a result (a fixed point): converged, or accepted at a jump of its map."""

@@ -1,0 +1,78 @@
+"""Randomized QMC as an integrator (MODEL.md §8, any L, r, r*, A, P): the compiled map of :mod:`.qmc_map` at a
+batch of states on every scramble of a :class:`~.qmc_config.QMCConfig`, the image averaged over scrambles with
+its standard error (:class:`QMCIntegrator`, the :class:`~.integrator.Integrator` form; the engine's batched solve
+drives the same compiled map through :class:`.job.Job`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..model import ModelParams
+from . import channel_general as CG
+from .integrator import MapValue, as_states
+from .qmc_config import QMCConfig
+from .qmc_map import MAX_SAMPLES, bucket, compiled_map, qmc_points
+from .solution import state_from_vector
+from .state import Hats, OrderParams, shapes
+
+
+@dataclass(frozen=True)
+class QMCIntegrator:
+    """The QMC map of ``params`` at the size ``config`` (default 4096 points × 4 scrambles, fixed). A pinned
+    branch's map pins its hats and fixes the gauge as the engine does; ``free`` is the full map without gauge
+    fixing (equivariant, smooth across the pinned subspaces: :mod:`.stability_general`)."""
+
+    params: ModelParams
+    config: QMCConfig = field(default_factory=lambda: QMCConfig(points=4096, scrambles=4, coarse=0))
+    name: str = "qmc"
+
+    def rows(self, X: np.ndarray, alpha: float, branch: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The map at flat states ``X`` (B, n) on every scramble: images (B, S, n), hats (B, S, n), valid (B, S).
+        Chunked so that rows × points ≤ ``MAX_SAMPLES``."""
+        p, cfg = self.params, self.config
+        L, r, rs, k, S, N = p.L, p.r, p.r_star, p.k, cfg.scrambles, cfg.points
+        free = branch == "free"
+        fmap = compiled_map(L, r, rs, k, p.A, p.P, branch, False, False, not free)
+        B, n = X.shape
+        Xr, scr = np.repeat(X, S, axis=0), np.tile(np.arange(S), B)
+        R = len(Xr)
+        out_f, out_h, out_ok = np.empty((R, n)), np.empty((R, n)), np.empty(R, bool)
+        chunk = max(1, MAX_SAMPLES // N)
+        with jax.enable_x64(True):
+            xi, y = (jnp.asarray(a) for a in qmc_points(p, cfg))
+            for lo in range(0, R, chunk):
+                idx = np.arange(lo, min(R, lo + chunk))
+                m = len(idx)
+                pad = np.concatenate([idx, np.full((bucket(m, chunk) if m < chunk else m) - m, idx[-1])])
+                kn = CG.Knobs(*(jnp.full(len(pad), v) for v in (float(alpha), p.omega, p.sigma, p.lam)))
+                fx, ok, aux, _ = fmap(jnp.asarray(Xr[pad]), kn, jnp.asarray(scr[pad]), xi, y, None)
+                out_f[idx], out_ok[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m]
+                out_h[idx] = np.asarray(aux["hats"])[:m]
+        return out_f.reshape(B, S, n), out_h.reshape(B, S, n), out_ok.reshape(B, S)
+
+    def evaluate(self, states, alpha: float, branch: str = "free") -> MapValue:
+        p, S = self.params, self.config.scrambles
+        xs = as_states(states)
+        X = np.stack([np.concatenate([np.asarray(b, float).reshape(-1) for b in x]) for x in xs])   # state.flatten
+        F, H, ok = self.rows(X, alpha, branch)
+        like = OrderParams(*(np.zeros(b) for b in shapes(p.r, p.k, p.r_star)))
+        err = F.std(axis=1, ddof=1) / math.sqrt(S)
+        images = [state_from_vector(v, like) for v in F.mean(axis=1)]
+        hats = [Hats(*state_from_vector(v, like)) for v in H.mean(axis=1)]
+        errors = [state_from_vector(v, like) for v in err]
+        good = ok.all(axis=1)
+        images = [x if g else OrderParams(*(np.full(np.shape(b), np.nan) for b in x)) for x, g in zip(images, good)]
+        return MapValue(images, hats, good, errors)
+
+    @property
+    def resolution(self) -> dict:
+        return {"points": self.config.points, "scrambles": self.config.scrambles, "seed": self.config.seed}
+
+    def finer(self) -> "QMCIntegrator":
+        """Twice the points (nested Sobol sets: the first points stay), the same scrambles and seeds."""
+        return replace(self, config=replace(self.config, points=2 * self.config.points))
