@@ -23,6 +23,8 @@ from .status import Status
 SCALARS = ("q", "m", "V", "theta", "q_hat", "m_hat", "V_hat", "theta_hat", "eps_g", "e_t")
 """Scalar values every solution carries (NaN where not available); ``q = tr q, m = ‖M‖, θ = ‖θ‖, V = tr V``
 (signed at r = k = r* = 1)."""
+NO_FIXED_POINT = (Status.MAX_STEPS, Status.DIVERGED, Status.INVALID_STATE)
+"""Statuses of an iteration that reached no fixed point: no stability verdict is reported for them."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,13 @@ class Solution:
 
     @property
     def stable(self) -> bool | None:
-        """The growth factor is at most +1 (None where not evaluated or not finite)."""
+        """The growth factor is at most +1 (None where not evaluated or not finite, and where the iteration
+        reached no fixed point: a growth factor at the last iterate of a run that did not converge says nothing
+        about a fixed point, issue 30 item 9)."""
         s = self.stability
-        return None if s is None or not math.isfinite(s) else bool(s <= 1.0)
+        if s is None or not math.isfinite(s) or self.status in NO_FIXED_POINT:
+            return None
+        return bool(s <= 1.0)
 
     def value(self, name: str) -> float:
         return float(self.values.get(name, math.nan))
