@@ -35,13 +35,13 @@ def test_bad_chains_are_refused(kw):
 
 
 def _cells():
-    """Three cells as the diagram evaluates them: two pinned (half the lines), one unpinned (a growth factor)."""
+    """Two cells as the diagram evaluates them: one pinned (half the lines), one unpinned (a growth factor)."""
     from attnphase.theory.switching import SplitRule, outer_nodes
     from attnphase.theory.symmetry import exchange_reflection_holds
 
     rule = SplitRule.of(4)
     out = []
-    for om, q, m, th, V in [(0.3, 0.3, 0.4, 0.0, 0.5), (0.1, 0.12, 0.0, 0.1, 0.9), (0.45, 0.3, 0.2, 0.1, 0.4)]:
+    for om, q, m, th, V in [(0.3, 0.3, 0.4, 0.0, 0.5), (0.45, 0.3, 0.2, 0.1, 0.4)]:
         p = ModelParams(omega=om)
         outer = outer_nodes(rule.nodes, rule.panels, rule.panel_gl, rule.zmax, m == 0 or th == 0,
                             exchange_reflection_holds(p))
@@ -74,10 +74,12 @@ OMEGAS_REAL = [0.3, 0.5]
 ALPHAS_REAL = [0.6, 1.1, 1.6]
 
 
+@pytest.mark.slow
 def test_lockstep_keeps_every_state_of_the_per_point_path():
     """The real solver (split rule, nodes = 4): two ω chains in lockstep in one process against each ω solved
     alone on the per-point path (the same guides: none). Cells include a semantic saddle (``unstable``, its
-    end located between grid points) and valid points of both branches."""
+    end located between grid points) and valid points of both branches. Slow: ≈ 2 min of CPU, most of it the
+    first compilation of the batch shapes."""
     new, ln_new = phase_diagram(ModelParams(), OMEGAS_REAL, ALPHAS_REAL, workers=1, chains=2, lockstep=True)
     parts = [phase_diagram(ModelParams(), [w], ALPHAS_REAL, workers=1) for w in OMEGAS_REAL]
     old = pd.concat([g for g, _ in parts], ignore_index=True)

@@ -321,14 +321,13 @@ def routed(router):
 
 
 _LINE_BUCKET = 128
-"""Concatenated lines of a batch are padded to a multiple of this many up to 8 times it, then to a power of two
-(few compiled shapes; a pinned cell has 128 lines at nodes = 4, the growth factor's unpinned one 256)."""
+"""Concatenated lines of a batch are padded to a power of two of at least this many: few compiled shapes (a new
+shape costs 10–30 s of CPU to compile; a pinned cell has 128 lines at nodes = 4, the growth factor's unpinned
+one 256)."""
 
 
 def _line_bucket(n: int) -> int:
-    if n <= 8 * _LINE_BUCKET:
-        return max(_LINE_BUCKET, -(-n // _LINE_BUCKET) * _LINE_BUCKET)
-    return 1 << (n - 1).bit_length()
+    return max(_LINE_BUCKET, 1 << max(n - 1, 0).bit_length())
 
 
 @lru_cache(maxsize=64)
