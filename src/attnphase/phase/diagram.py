@@ -80,7 +80,7 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     ``workers``: number of worker processes; None: 2 when there are at least 8 ω, the default solver and 2
     CPUs, else 1 (in this process). ``chains``: number of interleaved ω chains (chain k holds ω_k, ω_{k+n}, …,
     each column guided by its chain's previous ω; module docstring); None: ``workers`` (1: ω in increasing
-    order). Without lockstep each worker runs one chain at a time (``chains`` > ``workers`` is refused); with
+    order), or 2 for ≥ 8 ω with the lockstep by default (then in one process: the default grid's guides). Without lockstep each worker runs one chain at a time (``chains`` > ``workers`` is refused); with
     ``lockstep`` (:mod:`.diagram_batch`) worker k runs the chains k, k + workers, … together, both branches of
     each, their map evaluations batched into one compiled call — the same cells, states and values (the chains
     decide the guides, not the workers). None: lockstep where JAX's default backend is not the CPU (on the
@@ -101,12 +101,15 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     grid_a = np.array(sorted(float(a) for a in alphas))
     if grid_a.size < 2 or (grid_a <= 0).any() or not np.isfinite(grid_a).all():
         raise ParameterError("alphas", "at least two finite values > 0", list(grid_a))
+    if lockstep is None:
+        lockstep = solver is None and _accelerator()
+    many = solver is None and len(omegas) >= 8
+    if workers is None and lockstep:     # one process feeding the device, the default grid's 2 chains
+        workers, chains = 1, (2 if many else 1) if chains is None else chains
     if workers is None:
-        workers = 2 if (solver is None and len(omegas) >= 8 and (os.cpu_count() or 1) >= 2) else 1
+        workers = 2 if (many and (os.cpu_count() or 1) >= 2) else 1
     if not (isinstance(workers, int) and workers >= 1):
         raise ParameterError("workers", "an integer >= 1", workers)
-    if lockstep is None:
-        lockstep = _accelerator()
     chains = workers if chains is None else chains
     if not (isinstance(chains, int) and chains >= 1):
         raise ParameterError("chains", "an integer >= 1", chains)

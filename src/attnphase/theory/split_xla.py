@@ -363,7 +363,9 @@ def _run_batch(rule: SplitRule, reqs: list, full: bool) -> list:
     if len(reqs) >= cells:
         raise ValueError(f"map_sums_batch: {len(reqs)} cells on {Lb} lines (at least 16 lines per cell)")
     pad = Lb - n
-    cat = lambda parts, fill: np.concatenate(list(parts) + [np.full((pad,) + np.shape(parts[0])[1:], fill)])  # noqa: E731
+
+    def cat(parts, fill):
+        return np.concatenate(list(parts) + [np.full((pad,) + np.shape(parts[0])[1:], fill)])
     xv, yu, yv = (cat([r[0][k] for r in reqs], 0.0) for k in range(3))
     wo = cat([r[0][3] for r in reqs], 0.0)
     hw = [r[2] is not None and np.shape(r[2][0]) == (s, G) for r, s in zip(reqs, sizes)]
