@@ -78,8 +78,8 @@ ALPHAS_REAL = [0.6, 1.1, 1.6]
 def test_lockstep_keeps_every_state_of_the_per_point_path():
     """The real solver (split rule, nodes = 4): two ω chains in lockstep in one process against each ω solved
     alone on the per-point path (the same guides: none). Cells include a semantic saddle (``unstable``, its
-    end located between grid points) and valid points of both branches. Slow: ≈ 2 min of CPU, most of it the
-    first compilation of the batch shapes."""
+    end located between grid points) and valid points of both branches. Slow: minutes, most of it the first
+    compilation of the batch shapes (19.6 min wall at load ≈ 28)."""
     new, ln_new = phase_diagram(ModelParams(), OMEGAS_REAL, ALPHAS_REAL, workers=1, chains=2, lockstep=True)
     parts = [phase_diagram(ModelParams(), [w], ALPHAS_REAL, workers=1) for w in OMEGAS_REAL]
     old = pd.concat([g for g, _ in parts], ignore_index=True)
