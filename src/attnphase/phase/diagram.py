@@ -4,13 +4,17 @@ within each ω and across ω from the previous ω's solutions (one engine: :mod:
 Speed (docs/notes/benchmarks-log.md, "40 × 40 diagram"): the ω columns are split into ``workers`` interleaved chains
 (chain k holds ω_k, ω_{k+n}, …, each column guided by its chain's previous ω) run in worker processes with one
 BLAS/XLA thread each; the growth factor of the pinned direction is evaluated only where it can make a point
-``unstable`` (``stability_margin``)."""
+``unstable`` (``stability_margin``). With ``lockstep`` (:mod:`.diagram_batch`) the chains of a process and both
+branches of each column run at once, their split-rule map evaluations batched into one compiled call (the
+issue-34 path for an accelerator; on the 2-core CPU it is no faster, docs/benchmarks.md)."""
 
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -18,6 +22,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import ModelParams
 from .continuation import MAX_STEPS, PointSolver, default_solver, follow_branch
+from .diagram_batch import run_jobs
 from .refine import refine_lines
 from .result import reasons
 from .transition import DIAGRAM_NODES, tables
@@ -52,6 +57,7 @@ class _Settings:
     min_step: float
     solver: Any
     stability_margin: float | None
+    lockstep: bool = False
 
 
 def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
@@ -60,7 +66,7 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
                   xtol: float = 1e-3, max_steps: int = MAX_STEPS, min_step: float | None = None,
                   reuse: dict[float, dict[str, object]] | None = None, solver: PointSolver | None = None,
                   workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN,
-                  qmc_config: Any = None):
+                  qmc_config: Any = None, lockstep: bool | None = None, chains: int | None = None):
     """Tidy (α, ω) phase diagram.
 
     Returns ``(grid, lines)``: ``grid`` one row per (ω, α) (:data:`GRID_COLUMNS`; ``state_sem``/``state_pos``
@@ -71,10 +77,16 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     branches' ends. ``min_step``: resolution of the ends (default: a quarter of the α spacing). ``reuse``:
     ω → {branch: :class:`~.continuation.Branch`} already computed on the same α grid (e.g.
     ``transition(...).branches``).
-    ``workers``: number of worker processes (interleaved ω chains, module docstring); None: 2 when there are
-    at least 8 ω, the default solver and 2 CPUs, else 1 (in this process, ω in increasing order). The workers
-    are spawned (they import the calling script again): a script that calls this with more than one worker
-    needs the usual ``if __name__ == "__main__":`` guard.
+    ``workers``: number of worker processes; None: 2 when there are at least 8 ω, the default solver and 2
+    CPUs, else 1 (in this process). ``chains``: number of interleaved ω chains (chain k holds ω_k, ω_{k+n}, …,
+    each column guided by its chain's previous ω; module docstring); None: ``workers`` (1: ω in increasing
+    order), or 2 for ≥ 8 ω with the lockstep by default (then in one process: the default grid's guides). Without lockstep each worker runs one chain at a time (``chains`` > ``workers`` is refused); with
+    ``lockstep`` (:mod:`.diagram_batch`) worker k runs the chains k, k + workers, … together, both branches of
+    each, their map evaluations batched into one compiled call — the same cells, states and values (the chains
+    decide the guides, not the workers). None: lockstep where JAX's default backend is not the CPU (on the
+    2-core CPU the batched map is no cheaper per cell: docs/benchmarks.md). The workers are spawned (they
+    import the calling script again): a script that calls this with more than one worker needs the usual
+    ``if __name__ == "__main__":`` guard.
     ``stability_margin``: see :func:`~.continuation.follow_branch` (None: the growth factor at every point).
     ``progress(ω, branch, done, total)``: per α in this process, per finished column with workers.
     ``qmc_config``: the QMC engine's size where the model is not the split rule's (default
@@ -89,26 +101,76 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     grid_a = np.array(sorted(float(a) for a in alphas))
     if grid_a.size < 2 or (grid_a <= 0).any() or not np.isfinite(grid_a).all():
         raise ParameterError("alphas", "at least two finite values > 0", list(grid_a))
+    if lockstep is None:
+        lockstep = solver is None and _accelerator()
+    many = solver is None and len(omegas) >= 8
+    if workers is None and lockstep:     # one process feeding the device, the default grid's 2 chains
+        workers, chains = 1, (2 if many else 1) if chains is None else chains
     if workers is None:
-        workers = 2 if (solver is None and len(omegas) >= 8 and (os.cpu_count() or 1) >= 2) else 1
+        workers = 2 if (many and (os.cpu_count() or 1) >= 2) else 1
     if not (isinstance(workers, int) and workers >= 1):
         raise ParameterError("workers", "an integer >= 1", workers)
-    workers = min(workers, len(omegas))
+    chains = workers if chains is None else chains
+    if not (isinstance(chains, int) and chains >= 1):
+        raise ParameterError("chains", "an integer >= 1", chains)
+    if chains < workers or (chains > workers and not lockstep):
+        raise ParameterError("chains", f"an integer >= workers = {workers} (more only with lockstep)", chains)
+    chains = min(chains, len(omegas))
+    workers = min(workers, chains)
     if solver is None and qmc_config is not None:
         solver = default_solver(params, qmc_config)
     cfg = _Settings(params, tuple(float(a) for a in grid_a), nodes, bool(refine), xtol, max_steps,
                     0.25 * float(np.min(np.diff(grid_a))) if min_step is None else min_step,
-                    solver, stability_margin)
-    chains = [omegas[k::workers] for k in range(workers)]
-    if workers == 1:
+                    solver, stability_margin, bool(lockstep))
+    chain_list = [omegas[k::chains] for k in range(chains)]
+    if lockstep:
+        results = _run_lockstep(cfg, chain_list, workers, reuse or {}, progress)
+    elif workers == 1:
         results = _run_chain(cfg, omegas, reuse or {}, progress)
     else:
-        results = _run_parallel(cfg, chains, reuse or {}, progress)
+        results = _run_parallel(cfg, chain_list, reuse or {}, progress)
     results.sort(key=lambda r: r[1]["omega"])
     for frame, row in results:
         row["workers"] = workers
+        row["chains"] = chains
+        row["lockstep"] = bool(lockstep)
     grid = pd.concat([f for f, _ in results], ignore_index=True)[GRID_COLUMNS]
     return grid, pd.DataFrame([r for _, r in results])
+
+
+def _accelerator() -> bool:
+    import jax
+    return jax.default_backend() != "cpu"
+
+
+def _run_lockstep(cfg: _Settings, chains, workers: int, reuse, progress) -> list:
+    """The chains in lockstep (:mod:`.diagram_batch`): in this process, or ``workers`` spawned processes each
+    holding every ``workers``-th chain."""
+    if workers == 1:
+        return _lockstep_chains(cfg, chains, reuse, progress)
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with _one_thread_env():
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    with pool:
+        futs = [pool.submit(_lockstep_chains, cfg, chains[k::workers], reuse, None) for k in range(workers)]
+        out = [r for f in futs for r in f.result()]
+    if progress:
+        for _, row in out:
+            for b in ("semantic", "positional"):
+                progress(row["omega"], b, len(cfg.grid_a), len(cfg.grid_a))
+    return out
+
+
+def _lockstep_chains(cfg: _Settings, chains, reuse, progress) -> list:
+    """Every chain a thread, their columns' branches in one lockstep; the batching counts on each line row."""
+    from .diagram_batch import run_lockstep
+    res, counts = run_lockstep([lambda c=c: _run_chain(cfg, c, reuse, progress) for c in chains])
+    out = [r for chain in res for r in chain]
+    for _, row in out:
+        row["batched_calls"], row["batched_requests"] = counts["calls"], counts["requests"]
+    return out
 
 
 def _run_chain(cfg: _Settings, omegas, reuse, progress) -> list:
@@ -175,7 +237,7 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
     grid_a = np.array(cfg.grid_a)
     p = cfg.params.replace(omega=w)
     solver = _Counting(cfg.solver or default_solver(p))
-    branches = {}
+    branches, jobs = {}, {}
     for b in ("semantic", "positional"):
         order = list(grid_a[::-1]) if b == "semantic" else list(grid_a)
         br = (have or {}).get(b)
@@ -185,9 +247,14 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
                 progress(w, b, len(order), len(order))
             continue
         cb = (lambda i, b=b: progress(w, b, i + 1, len(grid_a))) if progress else None
-        branches[b] = follow_branch(p, order, b, nodes=cfg.nodes, guide=guides[b] or None, progress=cb,
-                                    max_steps=cfg.max_steps, min_step=cfg.min_step, solver=solver,
-                                    saddles=False, stability_margin=cfg.stability_margin)
+        jobs[b] = partial(follow_branch, p, order, b, nodes=cfg.nodes, guide=guides[b] or None, progress=cb,
+                          max_steps=cfg.max_steps, min_step=cfg.min_step, solver=solver, saddles=False,
+                          stability_margin=cfg.stability_margin)
+    if cfg.lockstep:     # both branches at once, in the lockstep of this process's chains
+        branches.update(zip(jobs, run_jobs(list(jobs.values()))))
+    else:
+        branches.update({b: job() for b, job in jobs.items()})
+    branches = {b: branches[b] for b in ("semantic", "positional")}
     new_guides = {b: {round(x.alpha, 9): x.solution for x in branches[b].valid()} for b in branches}
     el = float(_eps_lin(p))
     sem, pos, g, a_c, a_l = tables(branches, el)
@@ -221,11 +288,13 @@ class _Counting:
 
     def __init__(self, solve):
         self.solve, self.iterations, self.stability = solve, 0, 0
+        self._lock = threading.Lock()     # the two branches may run at once (lockstep)
 
     def __call__(self, params, alpha, branch, **kw):
         s = self.solve(params, alpha, branch, **kw)
-        self.iterations += int(getattr(s, "iterations", 0) or 0)
-        self.stability += int(getattr(s, "stability", None) is not None)
+        with self._lock:
+            self.iterations += int(getattr(s, "iterations", 0) or 0)
+            self.stability += int(getattr(s, "stability", None) is not None)
         return s
 
 

@@ -84,7 +84,8 @@ def _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels):
         cnt = jnp.sum(act)
         (idx,) = jnp.nonzero(act, size=B, fill_value=0)
         valid = jnp.arange(B) < cnt
-        b1, b2 = _compacting(a1[idx], a2[idx], valid, k, iters, tuple(v[idx] for v in f), V, s2, gtol, rest)
+        Vs = V[idx] if jnp.ndim(V) else V          # per-element V (a batch of cells, :mod:`.split_xla`)
+        b1, b2 = _compacting(a1[idx], a2[idx], valid, k, iters, tuple(v[idx] for v in f), Vs, s2, gtol, rest)
         to = jnp.where(valid, idx, n)              # padding entries: dropped
         return a1.at[to].set(b1, mode="drop"), a2.at[to].set(b2, mode="drop")
 
@@ -96,12 +97,14 @@ def _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels):
 
 
 def solve(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol, levels=COMPACT):
-    """The Newton solve on arrays of any common shape (traceable; used inside other compiled programs):
-    returns ``(h1, h2, F, |∇F|)`` at the final points."""
+    """The Newton solve on arrays of any common shape (traceable; used inside other compiled programs); ``V``
+    a scalar or an array broadcastable to that shape (one V per element: a batch of cells). Returns
+    ``(h1, h2, F, |∇F|)`` at the final points."""
     shape = jnp.shape(h1)
     fl = lambda a: jnp.broadcast_to(a, shape).ravel()  # noqa: E731
     f = tuple(fl(v) for v in (w1, w2, t1, t2))
-    a1, a2 = _compacting(fl(h1), fl(h2), fl(active), jnp.int32(0), iters, f, V, s2, gtol, levels)
+    Vf = fl(V) if jnp.ndim(V) else V    # V may vary per element (broadcastable to the shape of h1)
+    a1, a2 = _compacting(fl(h1), fl(h2), fl(active), jnp.int32(0), iters, f, Vf, s2, gtol, levels)
     h1, h2 = a1.reshape(shape), a2.reshape(shape)
     return _final(h1, h2, w1, w2, t1, t2, V, s2)
 
