@@ -30,3 +30,14 @@ def test_unconverged_point_has_no_stability_verdict(stability):
 def test_every_status_without_a_fixed_point_is_listed():
     assert set(NO_FIXED_POINT) == {Status.MAX_STEPS, Status.DIVERGED, Status.INVALID_STATE}
     assert not any(s.ok for s in NO_FIXED_POINT)
+
+
+def test_low_order_product_rule_carries_a_resolution_note():
+    """Issue 30, item 9: ``--rule product`` at a low order (θ 4–17 % off) said nothing; the note names the order
+    to use. Orders ≥ PRODUCT_MIN_ORDER and the split rule within its measured range carry none."""
+    from attnphase.theory.solver import PRODUCT_MIN_ORDER, resolution_note
+    for n in (2, 3, PRODUCT_MIN_ORDER - 1):
+        note = resolution_note(0.11, n, "product")
+        assert note and f"order ≥ {PRODUCT_MIN_ORDER}" in note
+    assert resolution_note(0.11, PRODUCT_MIN_ORDER, "product") is None
+    assert resolution_note(0.11, 8, "split") is None

@@ -52,9 +52,18 @@ def nodes_for_scale(q: float) -> int:
     return BEYOND_SCALE_NODES
 
 
+PRODUCT_MIN_ORDER = 6
+"""Lowest order of the plain product rule given without a resolution note: at α = 2, ω = 0.3 (semantic) its θ
+is −0.02 % off the split rule at order 6, +0.3 % at 4, −6 % at 3, +7 % at 2 (measured 2026-12-06)."""
+
+
 def resolution_note(q: float, nodes: int, rule: str = "split") -> str | None:
     """A one-line note where the split rule at order ``nodes`` is used beyond the student norm it was measured
-    accurate at (:data:`SCALE_NODES`); None where it is within it."""
+    accurate at (:data:`SCALE_NODES`), or the product rule below :data:`PRODUCT_MIN_ORDER`; None otherwise."""
+    if rule == "product" and nodes < PRODUCT_MIN_ORDER:
+        return (f"the plain product rule at order {nodes} integrates across the prox's basin switches: θ, q, ε_g "
+                f"can be several % off (α = 2, semantic: θ +7 % at order 2, −6 % at 3, +0.3 % at 4); use order ≥ "
+                f"{PRODUCT_MIN_ORDER} or the split rule (default)")
     if rule != "split" or not np.isfinite(q):
         return None
     need = nodes_for_scale(q)
