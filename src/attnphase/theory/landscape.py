@@ -15,9 +15,9 @@ and by the envelope theorem its gradient is the mismatch between the channel's h
 
 zero exactly at the fixed points of the full map. A curve ``e_t(θ)`` (M free) or ``e_t(m)`` (θ free) is the
 profile of the landscape along one overlap; its local minima (``f`` crosses zero from + to −) are the minima of
-the full map and its maxima the barriers between them. The free overlap starts from a small seed off its
-invariant subspace (θ = 0 and M = 0 are invariant, MODEL.md §8), so the curve follows the lower of the two
-sectors where the invariant one is unstable.
+the full map and its maxima the barriers between them. θ = 0 and M = 0 are invariant (MODEL.md §8), so at a
+fixed θ the free M has two sectors (M = 0, and M ≠ 0 where that is unstable or a second branch exists), and
+likewise θ at fixed M: :func:`profiles` solves both and keeps the lower.
 """
 
 from __future__ import annotations
@@ -279,4 +279,55 @@ def barriers(points: list[Stationary]) -> list[float]:
             if last is not None and math.isfinite(top):
                 out.append(top - max(last.e_t, p.e_t))
             last, top = p, -math.inf
+    return out
+
+
+THETA_GRID = tuple(round(0.1 * i, 3) for i in range(8))
+"""θ/σ² of the default e_t(θ) profile (0 to 0.7)."""
+M_GRID = tuple(round(0.05 * i, 3) for i in range(8))
+"""m of the default e_t(m) profile (0 to 0.35)."""
+FREE_SEEDS = {"theta": 0.2, "m": 0.5}
+"""Start of the free overlap off its invariant subspace: m = 0.2 on the e_t(θ) profile, θ/σ² = 0.5 on e_t(m)."""
+
+
+def profiles(params: ModelParams, alpha: float, theta_grid: Sequence[float] = THETA_GRID,
+             m_grid: Sequence[float] = M_GRID, qmc_config: QMCConfig | None = None) -> dict:
+    """Both profiles of the landscape at one point (module docstring): e_t(θ) on ``theta_grid`` (values of θ/σ²)
+    and e_t(m) on ``m_grid``, the other overlap minimised over. It has two sectors, found separately: its
+    invariant subspace (pinned to 0: ``Fixed.BOTH``) and off it (free, started from ``FREE_SEEDS``); each grid
+    point keeps the lower converged e_t (``sector`` says which). Per profile: the rows
+    (:meth:`LandscapePoint.to_dict`, θ as θ/σ²), the stationary points of the lower envelope
+    (:func:`stationary_points`, the origin invariant), the barriers between its minima. r = r* = 1, k = 1."""
+    if (params.r, params.r_star, params.k) != (1, 1, 1):
+        raise ParameterError("params", "r = r* = 1 and one positional direction (k = 1) for the landscape",
+                             (params.r, params.r_star, params.k))
+    for name, grid, hi in (("theta_grid", theta_grid, 1.0), ("m_grid", m_grid, math.inf)):
+        g = np.asarray(grid, float)
+        if g.ndim != 1 or len(g) < 2 or np.any(np.diff(g) <= 0) or g[0] < 0 or g[-1] >= hi:
+            raise ParameterError(name, f"at least two increasing values in [0, {hi:g})", grid)
+    s2 = params.sigma ** 2
+    out = {"alpha": float(alpha), "params": params.to_dict()}
+    th = np.asarray(theta_grid, float) * s2
+    mg = np.asarray(m_grid, float)
+    for key, free, grid, scale in (("theta", Fixed.THETA, th, s2), ("m", Fixed.M, mg, 1.0)):
+        kw = {"thetas": grid} if key == "theta" else {"ms": grid}
+        pinned = solve_landscape(params, alpha, Fixed.BOTH, qmc_config=qmc_config, **kw)
+        loose = solve_landscape(params, alpha, free, seed=FREE_SEEDS[key], qmc_config=qmc_config, **kw)
+        rows, pts = [], []
+        for a, b in zip(pinned, loose):
+            best, sector = (b, "free") if b.converged and not (a.converged and a.values["e_t"] <= b.values["e_t"]) \
+                else (a, "pinned")
+            d = best.to_dict()
+            for name in ("theta", "theta_err", "theta_imposed"):
+                d[name] = d[name] / s2
+            d["sector"] = sector
+            d["e_t_other_sector"] = (b if sector == "pinned" else a).values["e_t"]
+            rows.append(d)
+            pts.append(best)
+        x = np.array([r[f"{key}_imposed"] for r in rows])
+        f = np.array([r[f"force_{key}"] for r in rows]) * scale          # −de_t/d(θ/σ²) or −de_t/dm
+        e = np.array([r["e_t"] for r in rows])
+        st = stationary_points(x, e, f) if np.isfinite(e).sum() >= 2 else []
+        out[key] = {"rows": rows, "stationary": [vars(s) for s in st], "barriers": barriers(st),
+                    "not_converged": int(sum(not p.converged for p in pts))}
     return out
