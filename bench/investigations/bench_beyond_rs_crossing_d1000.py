@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-SETTINGS = {"s0.7": (0.7, 0.01, [0.2, 0.3, 0.4]), "s1.0": (1.0, 0.01, [0.2, 0.3, 0.4]),
+SETTINGS = {"s0.7": (0.7, 0.01, [0.2, 0.3, 0.4]), "s1.0": (1.0, 0.01, [0.1, 0.2, 0.3, 0.4]),
             "l0.001": (0.5, 0.001, [0.35, 0.45, 0.55])}
 OUT = Path("docs/data/beyond_rs/finite_d")
 

@@ -2,7 +2,7 @@
 d = 1000 (bench_beyond_rs_crossing_d1000.py), their crossing in α (semantic − positional e_t, paired by instance,
 linear interpolation), the RS fixed points (split rule, ``attnphase.theory.solve``), and the RS landscape at the
 families' own overlaps: e_t^RS(θ = θ_sem, M = 0) and e_t^RS(M = m_pos, θ = 0) (``solve_landscape``, Fixed.BOTH,
-QMC 512 × 4) and the α where these cross (the landscape's prediction given the families' overlaps).
+QMC 512 × 2) and the α where these cross (the landscape's prediction given the families' overlaps).
 Writes docs/data/beyond_rs/families.csv, rs_points.csv, crossings.csv.
 
     PYTHONPATH=src python bench/investigations/bench_beyond_rs_tables.py [--no-landscape]
@@ -73,19 +73,26 @@ def rs_points() -> pd.DataFrame:
 
 
 def landscape_at_families(fam: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, one batched constrained solve (Fixed.BOTH; α per entry; QMC 512 × 2, at most 200 steps):
+    (θ = θ_sem, M = 0) and (M = m_pos, θ = 0) at every α of the finite-d grid."""
     rows = []
-    cfg = QMCConfig(points=512, scrambles=4, coarse=0, target=0.0)
-    for (name, a), g in fam.groupby(["setting", "alpha"]):
+    cfg = QMCConfig(points=512, scrambles=2, coarse=0, target=0.0)
+    for name, g in fam.groupby("setting"):
         sigma, lam = SETTINGS[name]
         p = ModelParams(omega=0.3, sigma=sigma, lam=lam)
-        th = float(g[g.init == "semantic"]["theta_over_sigma2"].iloc[0])
-        m = float(g[g.init == "positional"]["m"].iloc[0])
+        al = sorted(g.groupby("alpha").filter(lambda h: len(h) == 2)["alpha"].unique())
+        th = [float(g[(g.alpha == a) & (g.init == "semantic")]["theta_over_sigma2"].iloc[0]) for a in al]
+        m = [float(g[(g.alpha == a) & (g.init == "positional")]["m"].iloc[0]) for a in al]
         t0 = time.process_time()
-        sem, pos = solve_landscape(p, a, "both", ms=[0.0, m], thetas=[th * sigma ** 2, 0.0], qmc_config=cfg)
-        rows.append({"setting": name, "alpha": a, "theta_sem": th, "m_pos": m,
-                     "e_t_rs_at_sem": sem.values["e_t"], "e_t_rs_at_sem_err": sem.errors["e_t"],
-                     "e_t_rs_at_pos": pos.values["e_t"], "e_t_rs_at_pos_err": pos.errors["e_t"],
-                     "status": f"{sem.status.value}/{pos.status.value}", "cpu_s": round(time.process_time() - t0, 1)})
+        pts = solve_landscape(p, al + al, "both", ms=[0.0] * len(al) + m,
+                              thetas=[t * sigma ** 2 for t in th] + [0.0] * len(al), qmc_config=cfg, max_steps=200)
+        cpu = round(time.process_time() - t0, 1)
+        for i, a in enumerate(al):
+            sem, pos = pts[i], pts[len(al) + i]
+            rows.append({"setting": name, "alpha": a, "theta_sem": th[i], "m_pos": m[i],
+                         "e_t_rs_at_sem": sem.values["e_t"], "e_t_rs_at_sem_err": sem.errors["e_t"],
+                         "e_t_rs_at_pos": pos.values["e_t"], "e_t_rs_at_pos_err": pos.errors["e_t"],
+                         "status": f"{sem.status.value}/{pos.status.value}", "cpu_s_setting": cpu})
     return pd.DataFrame(rows)
 
 

@@ -143,18 +143,19 @@ def start_state(params: ModelParams, fixed: Fixed, m: float, theta: float, seed:
     return x
 
 
-def solve_landscape(params: ModelParams, alpha: float, fixed: Fixed | str, ms: Sequence[float] | float = 0.0,
+def solve_landscape(params: ModelParams, alpha: float | Sequence[float], fixed: Fixed | str, ms: Sequence[float] | float = 0.0,
                     thetas: Sequence[float] | float = 0.0, *, seed: float = SEED,
                     init: Sequence[OrderParams] | None = None, qmc_config: QMCConfig | None = None,
                     rtol: float = 1e-6, max_steps: int = 400, damping: float = 0.5,
                     anderson: int = 5) -> list[LandscapePoint]:
     """Constrained saddle points (module docstring) at a batch of imposed overlaps: ``thetas`` (θ, the teacher
     overlap σ²Q*·Q/d, not θ/σ²) and/or ``ms`` (m, on the first positional direction), broadcast against each
-    other; the free one is ignored. One :class:`LandscapePoint` per entry, iterated together (rows = entry ×
+    other; the free one is ignored; ``alpha`` one value or one per entry. One :class:`LandscapePoint` per entry, iterated together (rows = entry ×
     scramble) by ``fixed_point.iterate`` on one fixed QMC point set (default 1024 × 4)."""
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
-    check_range("alpha", alpha, lo=0.0, lo_open=True)
+    for a in np.atleast_1d(np.asarray(alpha, float)):
+        check_range("alpha", float(a), lo=0.0, lo_open=True)
     if fixed not in [f.value for f in Fixed] and not isinstance(fixed, Fixed):
         raise ParameterError("fixed", "one of " + ", ".join(f.value for f in Fixed), fixed)
     fixed = Fixed(fixed)
@@ -168,6 +169,10 @@ def solve_landscape(params: ModelParams, alpha: float, fixed: Fixed | str, ms: S
     cfg = QMCConfig(points=1024, scrambles=4, coarse=0) if qmc_config is None else qmc_config
     xi_all, y_all = qmc_points(params, cfg)
     B, S = len(ms_), cfg.scrambles
+    alphas = np.atleast_1d(np.asarray(alpha, float))
+    if len(alphas) not in (1, B):
+        raise ParameterError("alpha", f"one value or {B} (one per imposed overlap)", len(alphas))
+    alphas = np.broadcast_to(alphas, (B,))
     starts = [start_state(params, fixed, ms_[i], ths[i], seed) for i in range(B)] if init is None else list(init)
     if len(starts) != B:
         raise ParameterError("init", f"{B} states (one per imposed overlap)", len(starts))
@@ -187,7 +192,8 @@ def solve_landscape(params: ModelParams, alpha: float, fixed: Fixed | str, ms: S
     with jax.enable_x64(True):
         fmap = landscape_map(L, r, rs, k, params.A, params.P, fixed)
         xi_j, y_j = jnp.asarray(xi_all), jnp.asarray(y_all)
-        knobs = CG.Knobs(*(jnp.full(B * S, v) for v in (alpha, params.omega, params.sigma, params.lam)))
+        knobs = CG.Knobs(jnp.asarray(np.repeat(alphas, S)),
+                         *(jnp.full(B * S, v) for v in (params.omega, params.sigma, params.lam)))
 
         def F(X):
             fx, ok, aux = fmap(jnp.asarray(X), jnp.asarray(row_M), jnp.asarray(row_T), knobs,
@@ -201,7 +207,7 @@ def solve_landscape(params: ModelParams, alpha: float, fixed: Fixed | str, ms: S
         run = fixed_point.iterate(F, X0, lambda X, Y: block_residual(X, Y, blocks, params.sigma), rtol=rtol,
                                   max_steps=max_steps, damping=damping, anderson=anderson, admissible=positive,
                                   backtrack=4)
-    return [_point(params, alpha, fixed, ms_[i], ths[i], run, slice(i * S, (i + 1) * S), cfg) for i in range(B)]
+    return [_point(params, alphas[i], fixed, ms_[i], ths[i], run, slice(i * S, (i + 1) * S), cfg) for i in range(B)]
 
 
 def _point(params, alpha, fixed, m, theta, run, sl, cfg) -> LandscapePoint:
@@ -291,7 +297,7 @@ FREE_SEEDS = {"theta": 0.2, "m": 0.5}
 
 
 def profiles(params: ModelParams, alpha: float, theta_grid: Sequence[float] = THETA_GRID,
-             m_grid: Sequence[float] = M_GRID, qmc_config: QMCConfig | None = None) -> dict:
+             m_grid: Sequence[float] = M_GRID, qmc_config: QMCConfig | None = None, max_steps: int = 400) -> dict:
     """Both profiles of the landscape at one point (module docstring): e_t(θ) on ``theta_grid`` (values of θ/σ²)
     and e_t(m) on ``m_grid``, the other overlap minimised over. It has two sectors, found separately: its
     invariant subspace (pinned to 0: ``Fixed.BOTH``) and off it (free, started from ``FREE_SEEDS``); each grid
@@ -311,8 +317,9 @@ def profiles(params: ModelParams, alpha: float, theta_grid: Sequence[float] = TH
     mg = np.asarray(m_grid, float)
     for key, free, grid, scale in (("theta", Fixed.THETA, th, s2), ("m", Fixed.M, mg, 1.0)):
         kw = {"thetas": grid} if key == "theta" else {"ms": grid}
-        pinned = solve_landscape(params, alpha, Fixed.BOTH, qmc_config=qmc_config, **kw)
-        loose = solve_landscape(params, alpha, free, seed=FREE_SEEDS[key], qmc_config=qmc_config, **kw)
+        pinned = solve_landscape(params, alpha, Fixed.BOTH, qmc_config=qmc_config, max_steps=max_steps, **kw)
+        loose = solve_landscape(params, alpha, free, seed=FREE_SEEDS[key], qmc_config=qmc_config,
+                                max_steps=max_steps, **kw)
         rows, pts = [], []
         for a, b in zip(pinned, loose):
             best, sector = (b, "free") if b.converged and not (a.converged and a.values["e_t"] <= b.values["e_t"]) \
