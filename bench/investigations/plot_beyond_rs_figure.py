@@ -1,6 +1,6 @@
 """The figure of docs/theory/beyond-rs.md: the RS landscape profiles e_t(θ/σ²) (M minimised over) and e_t(m) (θ
 minimised over) at σ = 0.7, ω = 0.3, λ = 0.01, α = 0.5 (docs/data/beyond_rs/landscape/s0.7_a0.5.json, QMC
-1024 × 4), with the finite-d L-BFGS families at d = 1000 marked (8 instances, seed 0: the table "Finite d: L-BFGS
+512 × 2), with the finite-d L-BFGS families at d = 1000 marked (8 instances, seed 0: the table "Finite d: L-BFGS
 minimisers at d = 1000" of docs/notes/2026-12-03-phase-boundaries.md) and the RS uninformative point.
 
     PYTHONPATH=src python bench/investigations/plot_beyond_rs_figure.py
