@@ -80,7 +80,7 @@ def main():
         land_c = r.get("alpha_cross_landscape", math.nan)
         print(f"| {LABEL[r.setting]} | {r.alphas} | {r.gap_fd} | "
               f"{'%.3f' % r.alpha_cross_fd if r.alpha_cross_fd == r.alpha_cross_fd else 'outside the grid'} | "
-              f"{'%.3f' % land_c if land_c == land_c else '—'} |")
+              f"{'%.3f' % land_c if land_c == land_c else 'none in the grid (positional lower at every α)'} |")
 
 
 if __name__ == "__main__":

@@ -110,7 +110,9 @@ if __name__ == "__main__":
         print(rs.to_string())
     cross = []
     land = landscape_at_families(fam) if not a.no_landscape else None
-    if land is not None:
+    if land is None and (DATA / "landscape_at_families.csv").exists():
+        land = pd.read_csv(DATA / "landscape_at_families.csv")
+    elif land is not None:
         land.to_csv(DATA / "landscape_at_families.csv", index=False)
         print(land.to_string())
     for name in SETTINGS:
