@@ -1,5 +1,5 @@
-"""`attnphase theory point --landscape` (cli/landscape_cmd.py, issue 32): the profiles' minima are the fixed points
-the split rule finds (paper defaults, α = 2), and bad input is a one-line error with exit 2."""
+"""`attnphase theory point --landscape` (cli/landscape_cmd.py, issue 32): the profiles' minimum is the semantic fixed
+point the split rule finds (paper defaults, α = 2), and bad input is a one-line error with exit 2."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,9 @@ import pytest
 
 from attnphase.cli import main
 
-# the split rule at ω = 0.3, σ = 0.5, λ = 0.01, α = 2 (`attnphase theory point --alpha 2 --branch semantic|positional`):
-# semantic θ = 0.15816 (θ/σ² = 0.6326), positional m = 0.25824
-SEMANTIC_THETA_OVER_S2, POSITIONAL_M = 0.6326, 0.25824
+# the split rule at ω = 0.3, σ = 0.5, λ = 0.01, α = 2 (`attnphase theory point --alpha 2 --branch semantic`):
+# θ = 0.15816 (θ/σ² = 0.6326)
+SEMANTIC_THETA_OVER_S2 = 0.6326
 
 
 def test_landscape_json_minima_are_the_fixed_points(capsys):
@@ -20,15 +20,15 @@ def test_landscape_json_minima_are_the_fixed_points(capsys):
     assert exc.value.code in (0, None)
     d = json.loads(capsys.readouterr().out)
     assert d["provenance"]["kind"] == "theory point --landscape"
-    for key, where in (("theta", SEMANTIC_THETA_OVER_S2), ("m", POSITIONAL_M)):
-        prof = d[key]
-        assert prof["not_converged"] == 0 and len(prof["rows"]) == 8
-        kinds = [s["kind"] for s in prof["stationary"]]
-        assert kinds[0] == "max"                      # the uninformative point is unstable at α = 2 (MODEL.md §7)
-        mins = [s for s in prof["stationary"] if s["kind"] == "min"]
-        assert len(mins) == 1 and mins[0]["at"] == pytest.approx(where, rel=0.1)
-    # the semantic minimum is the lower one (α = 2 > α_c = 1.24)
-    assert d["theta"]["stationary"][1]["e_t"] < d["m"]["stationary"][1]["e_t"]
+    theta, m = d["theta"], d["m"]
+    assert theta["not_converged"] == 0 and len(theta["rows"]) == 8
+    # e_t(θ): the origin (the positional point, M free) is a maximum, the one minimum is the semantic branch
+    assert theta["stationary"][0]["kind"] == "max"
+    mins = [s for s in theta["stationary"] if s["kind"] == "min"]
+    assert len(mins) == 1 and mins[0]["at"] == pytest.approx(SEMANTIC_THETA_OVER_S2, rel=0.1)
+    # e_t(m), θ minimised over: the lowest student at m = 0 is that same semantic point (α = 2 > α_c = 1.24)
+    assert m["stationary"][0] == {"kind": "min", "at": 0.0, "e_t": pytest.approx(mins[0]["e_t"], rel=0.02)}
+    assert m["rows"][0]["theta"] == pytest.approx(SEMANTIC_THETA_OVER_S2, rel=0.1)
 
 
 @pytest.mark.parametrize("extra, name", [(["--r", "2"], "--landscape"), (["--alpha", "-1"], "alpha")])

@@ -26,7 +26,8 @@ def _profile(params, alpha, branch):
         key = "force_theta"
         xs = FACTORS * full.theta
     else:
-        pts = solve_landscape(params, alpha, "m", ms=FACTORS * abs(full.m), qmc_config=CFG)
+        # the positional branch lives on θ = 0 (invariant, MODEL.md §8; at α = 2 θ is unstable there): θ pinned
+        pts = solve_landscape(params, alpha, "both", ms=FACTORS * abs(full.m), thetas=0.0, qmc_config=CFG)
         key = "force_m"
         xs = FACTORS * abs(full.m)
     assert all(p.converged for p in pts)
