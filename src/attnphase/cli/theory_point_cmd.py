@@ -168,7 +168,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
           replicon: bool = typer.Option(False, "--replicon", help="Also the replicon (de Almeida-Thouless) "
                                         "eigenvalue of the RS fixed point: 'replicon' = value, error, stable "
                                         "(RS locally stable iff < 1; docs/notes/2026-12-05-theory-general.md, 'Replicon "
-                                        "stability').")) -> None:
+                                        "stability')."),
+          landscape: bool = typer.Option(False, "--landscape", help="Instead of the fixed point: the RS "
+                                         "landscape at fixed overlaps, e_t(θ/σ²) and e_t(m) with their minima "
+                                         "(r = r* = 1, k = 1; docs/theory/beyond-rs.md).")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
@@ -183,6 +186,10 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
     if rule is not None and rule not in ("split", "product"):
         raise ParameterError("--rule", "split or product", rule)
     how = _route(params, integrator, rule, nodes, qmc_points, scrambles, qmc_target)
+    if landscape:
+        from .landscape_cmd import landscape as show_landscape
+        return show_landscape(params, alpha, None if qmc_points is None and scrambles is None else
+                              _qmc_config(qmc_points, scrambles, 0.0), json_out)
     if how == "qmc":
         from ..progress import QMCStatus
         from ..theory.engine import solve

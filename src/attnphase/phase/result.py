@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ModelParams
+from ..theory.landscape_caveat import rs_caveat
 from .continuation import Branch, PointState
 
 
@@ -106,6 +107,7 @@ class TransitionResult:
                  mixed=self.mixed, refined=self.refined, notes=self.notes,
                  states={b: br.states() for b, br in self.branches.items()},
                  params=self.params.to_dict(), provenance=self.provenance)
+        d.update(alpha_c_rs=self.alpha_c, caveat=rs_caveat(self.params, self.alpha_c, self.alpha_c_against))
         if tables:
             for k in ("semantic", "positional", "global_table", "fixed_points", "global_minimum"):
                 if getattr(self, k) is not None:
