@@ -78,7 +78,7 @@ def test_science_mutant_is_killed(name, monkeypatch, tmp_path):
 
 def test_mutant_is_applied_everywhere(monkeypatch):
     """The mechanism: a replaced function is seen through every module that imported it by name."""
-    import attnphase.theory.solver as S
+    import attnphase.theory.split_integrator as S
     apply(monkeypatch, attnphase.theory.prior, "prior", "V = s2 / D", "V = 2 * s2 / D")
     assert S.prior is attnphase.theory.prior.prior
     q, m, V, theta = S.prior(attnphase.ModelParams(), 1.0, 0.1, 10.0, 0.2)

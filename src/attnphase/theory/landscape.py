@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import xla_cache
 from ..errors import ParameterError, check_range
 from ..model import ModelParams
 from . import channel_general as CG
@@ -97,6 +98,7 @@ def landscape_map(L: int, r: int, rs: int, k: int, A: tuple, P: tuple, fixed: Fi
                "hats": flatten(hats)}
         return flatten(fx), CG.valid(x, hats, knobs), aux
 
+    xla_cache.enable()        # the persistent compilation cache, as every module that compiles a program
     return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, None, None)))
 
 
