@@ -42,8 +42,8 @@ from . import fixed_point, prox_general as PG
 from .qmc_config import QMCConfig
 from .qmc_map import bucket, qmc_points
 from .starts import default_init
-from .state import Hats, OrderParams, block_residual, flatten, invariants, shapes, unflatten
-from .status import Status
+from .state import Hats, OrderParams, block_residual, flatten, invariants, positive_definite, shapes, unflatten
+from .status import Status, worst_of
 
 
 class ThetaMode(str, Enum):
@@ -228,7 +228,7 @@ def solve_constrained(params: ModelParams, alpha: float, Ms: Sequence | np.ndarr
 
         run = fixed_point.iterate(F, X0, lambda X, Y: block_residual(X, Y, blocks, params.sigma), rtol=rtol,
                                   max_steps=max_steps, damping=damping, anderson=anderson,
-                                  admissible=lambda v, _row: _admissible(v, r, k, rs), compact=True,
+                                  admissible=lambda v, _row: positive_definite(v, r, k, rs), compact=True,
                                   full_every=full_prox_every, certify=True,
                                   backtrack=check_int("backtrack", backtrack, 0))
     return [_collect(params, alpha, Ms[i], theta, run, slice(i * S, (i + 1) * S), cfg) for i in range(B)]
@@ -287,18 +287,11 @@ def theta_growth(sol: ConstrainedSolution, delta: float = 1e-5, agree: float = 1
     return np.asarray(out)
 
 
-def _admissible(v: np.ndarray, r: int, k: int, rs: int) -> bool:
-    x = unflatten(np.asarray(v), r, k, rs)
-    return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
-
-
 def _collect(params: ModelParams, alpha: float, M: np.ndarray, theta: ThetaMode, run: fixed_point.Run,
              sl: slice, cfg: QMCConfig) -> ConstrainedSolution:
     """Mean and standard error over the scrambles of one imposed M (rows ``sl``)."""
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
-    sts = list(run.status[sl])
-    status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
-                  Status.CONVERGED)
+    status = worst_of(run.status[sl])
     xs = np.asarray(run.x[sl])
     inv = invariants(unflatten(xs, r, k, rs))
     force = np.asarray(run.aux["force"][sl])                                       # (S, r, k)

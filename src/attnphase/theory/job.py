@@ -24,7 +24,7 @@ from .restarts import restart_failed
 from .scrambles import aligned_scrambles
 from .significance import DEFINING, overlap_significance
 from .state import Hats, OrderParams, block_residual, invariants, shapes, unflatten
-from .status import Status
+from .status import Status, worst_of
 
 
 SCALARS = ("q", "m", "theta", "V")
@@ -200,9 +200,7 @@ def collect(params, alpha, branch, run: fixed_point.Run, sl, cfg: QMCConfig, ful
     the significance test, the collapse rules and q = 0 on a converged point; ACCEPTED_AT_JUMP where a row
     converged at a jump of its map), the scrambles aligned to one gauge, their mean and standard errors."""
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
-    sts = list(run.status[sl])
-    status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
-                  Status.CONVERGED)
+    status = worst_of(run.status[sl])
     xs, hs = aligned_scrambles(np.asarray(run.x[sl]), np.asarray(run.aux["hats"][sl]), r, k, rs)
     sig = None
     if status is Status.CONVERGED:

@@ -23,7 +23,7 @@ likewise θ at fixed M: :func:`profiles` solves both and keeps the lower.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import Sequence
@@ -40,8 +40,8 @@ from . import fixed_point, prox_general as PG
 from .constrained import default_start, ThetaMode
 from .qmc_config import QMCConfig
 from .qmc_map import qmc_points
-from .state import Hats, OrderParams, block_residual, flatten, invariants, shapes, unflatten
-from .status import Status
+from .state import Hats, OrderParams, block_residual, flatten, invariants, positive_definite, shapes, unflatten
+from .status import Status, worst_of
 
 SEED = 0.02
 """|m| and θ/σ² of the free overlap's start (a small seed off its invariant subspace)."""
@@ -202,12 +202,8 @@ def solve_landscape(params: ModelParams, alpha: float | Sequence[float], fixed: 
                                jnp.asarray(rows % S), xi_j, y_j)
             return np.asarray(fx), np.asarray(ok), {kk: np.asarray(v) for kk, v in aux.items()}
 
-        def positive(v, _row):
-            x = unflatten(np.asarray(v), r, k, rs)
-            return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)
-
         run = fixed_point.iterate(F, X0, lambda X, Y: block_residual(X, Y, blocks, params.sigma), rtol=rtol,
-                                  max_steps=max_steps, damping=damping, anderson=anderson, admissible=positive,
+                                  max_steps=max_steps, damping=damping, anderson=anderson, admissible=lambda v, _row: positive_definite(v, r, k, rs),
                                   backtrack=4)
     return [_point(params, alphas[i], fixed, ms_[i], ths[i], run, slice(i * S, (i + 1) * S), cfg) for i in range(B)]
 
@@ -215,9 +211,7 @@ def solve_landscape(params: ModelParams, alpha: float | Sequence[float], fixed: 
 def _point(params, alpha, fixed, m, theta, run, sl, cfg) -> LandscapePoint:
     """Means and standard errors over the scrambles of one imposed overlap (rows ``sl``)."""
     r, k, rs, S = params.r, params.k, params.r_star, cfg.scrambles
-    sts = list(run.status[sl])
-    status = next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
-                  Status.CONVERGED)
+    status = worst_of(run.status[sl])
     xs = np.asarray(run.x[sl])
     inv = invariants(unflatten(xs, r, k, rs))
     fth = np.asarray(run.aux["force_theta"][sl])[:, 0, 0]

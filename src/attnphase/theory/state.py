@@ -275,3 +275,9 @@ def overlap_vanished(value: float, q: float, sigma: float) -> bool:
     iterate's fall, the noise response, q = 0) decide the same question where the overlap carries integration
     noise."""
     return not abs(value) > COLLAPSE_TOL * sigma * math.sqrt(max(q, 0.0))
+
+
+def positive_definite(v, r: int, k: int, r_star: int) -> bool:
+    """Whether the flat state ``v`` has positive-definite q and V (an admissible iterate of a fixed-point loop)."""
+    x = unflatten(np.asarray(v), r, k, r_star)
+    return bool(np.linalg.eigvalsh(np.asarray(x.q))[0] > 0 and np.linalg.eigvalsh(np.asarray(x.V))[0] > 0)

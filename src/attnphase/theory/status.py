@@ -74,3 +74,11 @@ MESSAGES = {
     Status.WALL_CAP: "stopped at the wall-clock cap",
     Status.NOT_TRIED: "not tried: no continuation was run for this point",
 }
+
+
+def worst_of(statuses) -> Status:
+    """The status of a point from its rows (scrambles): the first of DIVERGED, INVALID_STATE, MAX_STEPS that
+    any row has, else CONVERGED."""
+    sts = list(statuses)
+    return next((s for s in (Status.DIVERGED, Status.INVALID_STATE, Status.MAX_STEPS) if s in sts),
+                Status.CONVERGED)
