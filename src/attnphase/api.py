@@ -216,14 +216,14 @@ def with_finite_d(res: "Result | Callable[[], Result]", d: int) -> Result:
     from .theory.finite_size import APPLIED, check_dimension, solution_record
     d = check_dimension(d)
     res = res() if callable(res) else res
-    sols = res.value if isinstance(res.value, list) else [res.value]
-    sols = [getattr(s, "solution", s) for s in sols]
+    many = isinstance(res.value, list) or hasattr(res.value, "points")     # a QMC list or a followed Branch
+    sols = [getattr(s, "solution", s) for s in (res.value if many else [res.value])]
     recs = [solution_record(s, d) for s in sols]
     extra = pd.DataFrame([{"alpha": float(s.alpha), **r} for s, r in zip(sols, recs)])
     table = res.to_frame()
     table = table.assign(alpha=table["alpha"].astype(float)).merge(extra, on="alpha", how="left")
     prov = {**res.provenance, "finite_d": {"d": d, "applied": APPLIED}}
-    return Result(res.kind, res.value, table, prov, recs if isinstance(res.value, list) else recs[0])
+    return Result(res.kind, res.value, table, prov, recs if many else recs[0])
 
 
 def transition(*, params: ModelParams | None = None, **kw: Any) -> Result:

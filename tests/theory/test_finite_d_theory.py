@@ -138,6 +138,21 @@ def test_correction_matters_at_L3_and_is_small_at_L2(l3_record):
             assert row[f"{k}_at_d"] == rec[f"{k}_at_d"] and row[k] == getattr(res, k)
 
 
+def test_split_rule_curve_with_d_matches_the_point_solves():
+    """``api.curve(..., d=)`` on the split rule (a followed Branch, not a list) carries the O(1/d) columns of
+    each point, equal to ``api.solve(α, d=)`` at α = 2 (it raised AttributeError on a Branch before)."""
+    from attnphase import api
+    res = api.curve([1.5, 2.0], "semantic", d=1000, nodes=4)
+    table = res.to_frame().set_index("alpha")
+    assert isinstance(res.finite_d, list) and len(res.finite_d) == 2
+    one = api.solve(2.0, "semantic", d=1000, nodes=4)
+    for k in ("e_t_at_d", "eps_g_at_d", "e_t_coef"):
+        assert table.loc[2.0, k] == pytest.approx(one.finite_d[k], rel=1e-6), k
+    for a in (1.5, 2.0):
+        assert table.loc[a, "e_t_at_d"] == pytest.approx(table.loc[a, "e_t"] + table.loc[a, "e_t_coef"] / 1000,
+                                                        rel=1e-12)
+
+
 def test_corrected_values_against_small_d_lbfgs():
     """L = 3, α = 2, semantic start, 16 L-BFGS minimisers at d = 150: ε_g and e_t agree with the theory at
     dimension d within max(3 s.e., 3 %) (issue 31's acceptance rule; what is left is the overlaps' own O(1/d)
