@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
-from .ladder import LADDER_FROM, Ladder
+from .ladder import LADDER_FROM, Ladder, run_ladders
 from .observables import eps_g as _eps_g, free_energy
 from .routing import has_paper_encodings
 from .solution import Solution, solution_table
@@ -207,7 +207,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     (:func:`_solve_point`, whose docstring says how). ``continuation`` (used by ``theory point`` and
     ``api.solve``): where a cold start (no ``init``) at α > ``LADDER_FROM`` does not converge — the model's
     start is fitted at α ≤ 2 and is far off at α = 10 (map failed: D ≤ 0; issue 11 audit) — the point is solved
-    at ``LADDER_FROM`` and followed up in α (:func:`_ladder`: each step warm-started from the last); the
+    at ``LADDER_FROM`` and followed up in α (:func:`_ladder_start`, a start strategy: each step warm-started from the last); the
     solution's ``start`` says so. Where it cannot get there, the cold start's failure is returned, its status
     saying where the continuation stopped. A cold start (no ``init``, ``damping`` unset) on a branch of
     ``COLD_DAMPING`` runs at that damping; where it does not converge or collapses it is solved once more at
@@ -226,7 +226,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
             sol = _with_start(again, f"model, damping {DEFAULT_DAMPING:g} (at {COLD_DAMPING[branch]:g} it {why})")
     if sol.converged or not continuation or init is not None or not float(alpha) > LADDER_FROM:
         return sol
-    return _ladder(params, float(alpha), branch, sol, stability, stability_nodes, kw)
+    return _ladder_start(params, float(alpha), branch, sol, stability, stability_nodes, kw)
 
 
 def _collapsed(sol: Solution) -> bool:
@@ -235,20 +235,23 @@ def _collapsed(sol: Solution) -> bool:
     return value is not None and overlap_vanished(value, sol.q, sol.params.sigma)
 
 
-def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> Solution:
+def _ladder_start(params, alpha, branch, cold, stability, stability_nodes, kw) -> Solution:
     """:func:`solve_point`'s ``continuation``: from ``LADDER_FROM`` up to ``alpha`` on the schedule of
     :class:`.ladder.Ladder` (steps of ratio ≤ 1.5, square-rooted where a step fails, down to 1.02); the cold
     start's failure ``cold`` (its status saying where the continuation stopped) if it cannot get there."""
-    prev = _solve_point(params, LADDER_FROM, branch, stability=False, **kw)
-    lad = Ladder(alpha, started=prev.converged)
-    while lad.climbing:
-        nxt = lad.next_value()
-        sol = _solve_point(params, nxt, branch, init=prev, stability=stability and nxt == alpha,
+    reached = [_solve_point(params, LADDER_FROM, branch, stability=False, **kw)]   # the last point reached
+    lad = Ladder(alpha, started=reached[0].converged)
+
+    def step(value: float, final: bool, _) -> list[tuple]:
+        sol = _solve_point(params, value, branch, init=reached[0], stability=stability and final,
                            stability_nodes=stability_nodes, **kw)
-        lad.record(nxt, sol.converged)
-        prev = sol if sol.converged else prev
+        if sol.converged:
+            reached[0] = sol
+        return [(sol.converged, None, False)]
+
+    run_ladders([lad], step)
     if lad.reached:
-        return _with_start(prev, lad.start_note())
+        return _with_start(reached[0], lad.start_note())
     return replace(cold, note=f"{cold.note} ({lad.stop_note()})")
 
 
