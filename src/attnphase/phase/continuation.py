@@ -44,7 +44,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, is_dataclass, replace
 from enum import Enum
-from types import SimpleNamespace
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -479,8 +478,7 @@ def scaled_start(params, alpha, branch, scale):
     from ..theory.routing import is_small
     if is_small(params):
         from ..theory.solver import start_state
-        q, m, V, th = start_state(params, alpha, branch, scale)
-        return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+        return start_from(start_state(params, alpha, branch, scale), branch)
     from ..theory.starts import model_start
     x = OrderParams(*(np.asarray(b, float) for b in model_start(params, branch, alpha)))
     return start_from(x._replace(M=scale * x.M, theta=scale * x.theta), branch)

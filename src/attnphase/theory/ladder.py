@@ -1,16 +1,18 @@
-"""Continuation in α from ``LADDER_FROM`` up to a large target α (issue 11 audit, "Cold starts fail at large
-α"): the starts derived from the model (:func:`attnphase.theory.solver.start_state`,
-:func:`attnphase.theory.starts.model_start`) are fitted at α ≤ 2 and are far off at α = 10 (V, and q off the
-signal direction), so a cold start there may fail; the branch is then solved at ``LADDER_FROM`` and followed up
-in α, each step warm-started from the last. One schedule (:class:`Ladder`) for both solvers: the split rule's
-``solver.solve_point(continuation=True)`` and the QMC engine's ``engine.solve_batch`` (points of a batch climb
-together, each with its own schedule).
+"""The ladder: a START STRATEGY of one point solve (issue 11 audit, "Cold starts fail at large α"), not a
+continuation of a branch (that is ``phase.continuation.follow_branch``). The starts derived from the model
+(:func:`attnphase.theory.solver.start_state`, :func:`attnphase.theory.starts.model_start`) are fitted at α ≤ 2
+and are far off at α = 10 (V, and q off the signal direction), so a cold start there may fail; the point is
+then solved at ``LADDER_FROM`` and reached by a short ladder of solves, each warm-started from the last. One
+schedule (:class:`Ladder`) and one driver (:func:`run_ladders`) for both integrators: the split rule's
+``solver.solve_point(continuation=True)`` and the QMC engine's ladder starts (:mod:`.ladder_starts`: points of
+a batch climb together, each with its own schedule).
 
 With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
 failed semantic point, ``branch_end.start_by_descent``; docs/notes/2026-12-05-theory-general.md, "The descent in α near a
 branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
-rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
-the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative)."""
+rung that converged after it), the steps after a failure bisect (geometric mean, :class:`.stepping.Bracket`,
+the rule ``follow_branch`` halves its step with) between the last success and the nearest failure, and the
+ladder stops once that bracket is within ``bracket_tol`` (relative)."""
 
 from __future__ import annotations
 

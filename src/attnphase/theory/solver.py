@@ -16,10 +16,10 @@ from ..model import ModelParams
 from .ladder import LADDER_FROM, Ladder, run_ladders
 from .observables import eps_g as _eps_g, free_energy
 from .routing import has_paper_encodings
-from .solution import Solution, solution_table
+from .solution import Solution, scalar_state, solution_table
 from .split_integrator import (IDX, M, Q, STABILITY_EPS, THETA, V, SplitMap, iterate_split, make_rule,
-                               pin_mask, stability as pinned_stability, to_hats, to_state)
-from .state import overlap_vanished
+                               pin_mask, stability as pinned_stability, to_hats, to_state, to_vector)
+from .state import OrderParams, overlap_vanished
 from .status import Status
 from .zero_point import ZERO_Q, largest_growth
 
@@ -133,8 +133,9 @@ def positional_q_factor(omega: float) -> float:
     return 1.3 + 1.7 * ((1.0 - float(omega)) / 0.7) ** 2
 
 
-def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> np.ndarray:
-    """A starting point (q, m, V, θ) derived from the model (MODEL.md §6), not tuned to one σ.
+def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> OrderParams:
+    """A starting state derived from the model (MODEL.md §6), not tuned to one σ: an :class:`~.state.OrderParams`
+    of 1 × 1 blocks (q, m, θ, V; signs kept).
 
     * semantic: the student aligned with the teacher, Q = c·Q* plus 10 % orthogonal weight, c = 0.7·``scale``:
       θ = c ρ, q = 1.1 c² ρ with ρ = σ²;
@@ -166,7 +167,7 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     k = 1.9 if branch == "positional" else 0.6
     q_k = 3.0 * s2 * m_pos ** 2 if branch == "positional" else q    # the q that k = 1.9 was measured with
     V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q_k)
-    return np.array([q, m, V, th], dtype=float)
+    return scalar_state(q, m, V, th)
 
 
 def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
@@ -176,7 +177,7 @@ def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     if init is not None:
         x[[Q, M, V, THETA]] = init.q, init.m, init.V, init.theta
     else:
-        x[[Q, M, V, THETA]] = start_state(params, alpha, branch)
+        x = to_vector(start_state(params, alpha, branch))
     x[pin_mask(branch)] = 0.0
     if branch in ("semantic", "free") and x[THETA] <= 0:
         x[THETA] = 0.1 * math.sqrt(max(x[Q], 1e-6))
