@@ -90,7 +90,7 @@ def test_L3_semantic_at_alpha_10_is_a_fixed_point_continuous_with_alpha_2_to_8()
 def test_a_failed_semantic_point_is_followed_down_from_above_and_its_branch_end_located(monkeypatch):
     """Stand-in for a semantic branch that ends between two α (measured: r = 2, r* = 3, L = 2 between α = 2
     and 2.75, docs/notes/2026-12-05-theory-general.md): every semantic solve below α = 2.6 fails. A point at α = 1.5 is then solved
-    at α = 4 and followed DOWN (``branch_end.continue_down_in_alpha``; here from the point reached at α = 3: points
+    at α = 4 and followed DOWN (``branch_end.start_by_descent``; here from the point reached at α = 3: points
     of one model share the descent, largest α first); the failure stays, and
     ``iteration["branch_end"]`` brackets the end, (b, a) with b < 2.6 ≤ a within the ladder's resolution, the same
     words in ``iteration["continuation"]`` (the CLI prints it). Before: ``invalid_state`` with no word on where

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from attnphase.theory.ladder import Ladder
+from attnphase.theory.ladder import Ladder, run_ladders
 from attnphase.theory.status import Status
 
 TOL = 1e-2
@@ -90,3 +90,26 @@ def test_without_bracket_mode_the_ladder_keeps_its_schedule():
     assert lad.reached and lad.end is Status.REACHED and lad.failed is not None
     first = next(v for v, ok in tried if not ok)
     assert any(v > first and ok for v, ok in tried), tried
+
+
+def test_one_driver_steps_ladders_at_the_same_value_together():
+    """:func:`run_ladders` (the driver of the split rule's ladder start, the engine's ladder starts and its
+    descent): ladders at the same next value (and finality) take that step in ONE call (one batch of the engine),
+    the target step flagged ``final``; each ladder's outcome is recorded, and the schedule is the one a ladder driven alone
+    follows (:func:`_drive`)."""
+    lads = [Ladder(10.0, started=True), Ladder(10.0, started=True), Ladder(3.0, started=True)]
+    calls = []
+
+    def step(value, final, idx):
+        calls.append((value, final, list(idx)))
+        return [(value / lads[j].a <= 1.3, None if value / lads[j].a <= 1.3 else "too long", False) for j in idx]
+
+    run_ladders(lads, step)
+    assert all(lad.reached for lad in lads)
+    # 2 × 1.5 = 3: the first step of all three, one call per finality (the target step runs on the full size)
+    assert calls[:2] == [(3.0, False, [0, 1]), (3.0, True, [2])]
+    assert all(final == (v == lads[idx[0]].target) for v, final, idx in calls)
+    alone = Ladder(10.0, started=True)
+    assert _drive(alone, lambda v, a: v / a <= 1.3) == lads[0].tried == lads[1].tried
+    assert any(len(idx) == 2 for v, final, idx in calls[1:])                  # the two α = 10 ladders together
+    assert lads[0].details == {v: "too long" for v, ok in lads[0].tried if not ok}

@@ -59,5 +59,6 @@ def test_positional_retry_damping_and_start():
     (the start measured there is unchanged) and 1.3 at ω = 1."""
     assert COLD_DAMPING == {"positional": 0.3}
     for om, f in ((0.3, 3.0), (1.0, 1.3)):
-        q, m, V, _ = start_state(ModelParams(omega=om), 2.0, "positional")
+        s = start_state(ModelParams(omega=om), 2.0, "positional")
+        q, m = s.q.item(), s.M.item()
         assert q / (0.25 * m * m) == pytest.approx(f, rel=1e-12)

@@ -25,8 +25,10 @@ SMALL = QMCConfig(points=512, scrambles=4, coarse=0)
 def test_model_start_is_the_split_rule_start_at_L2_r1(sigma, lam, alpha, branch):
     p = ModelParams(omega=0.3, sigma=sigma, lam=lam)
     x = default_init(p, branch, alpha)
-    q, m, V, th = start_state(p, alpha, branch)
-    np.testing.assert_allclose([x.q[0, 0], x.M[0, 0], x.V[0, 0], x.theta[0, 0]], [q, m, V, th], rtol=1e-12)
+    s = start_state(p, alpha, branch)
+    assert isinstance(s, OrderParams) and all(np.shape(b) == (1, 1) for b in s)   # the state object, 1 × 1 blocks
+    np.testing.assert_allclose([x.q[0, 0], x.M[0, 0], x.V[0, 0], x.theta[0, 0]],
+                               [s.q[0, 0], s.M[0, 0], s.V[0, 0], s.theta[0, 0]], rtol=1e-12)
 
 
 def test_start_carries_lambda_and_alpha_through_V():

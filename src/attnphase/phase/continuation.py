@@ -1,22 +1,28 @@
-"""The one continuation engine: a pinned branch followed in α (and across ω), with its ends found and named.
+"""The one continuation engine: a pinned branch followed in α (and across ω), with its ends found and named, for
+every integrator (the point solver is :func:`attnphase.theory.solve.point_solver`'s one-point form of
+``theory.solve``: the split rule at L = 2, r = 1, QMC elsewhere).
 
 Every command that follows a branch (``theory curve``, ``transition``, ``phase-diagram``, ``reproduce``) goes
-through :func:`follow_branch`. Per α it
+through :func:`follow_branch`. The ladders inside ``theory`` (the split rule's and the QMC engine's ladder
+starts, the engine's descent: ``theory/ladder_starts.py``, ``theory/branch_end.py``) are start strategies of
+ONE point solve — reaching a point that failed from the model's start from a solved neighbour — and run only
+for cold starts; the step control after a failure (halve the step, locate an end to a resolution) is one
+rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's descent. Per α it
 
 1. predicts a start: linear extrapolation in α of the last two valid points of this branch, or — across ω —
    the previous ω's solution at the same α plus the current ω's α-step change (``guide``); before the branch
    has a valid point, the model-derived start of the solver (:func:`attnphase.theory.solver.start_state`),
    then that start with a 1.6× larger overlap;
 2. corrects it with the point solver (any callable with :class:`PointSolver`'s signature; default
-   :func:`attnphase.theory.solve_point`, the L = 2, r = 1 split-rule solver);
+   :func:`default_solver`, the integrator :func:`attnphase.theory.solve.choose` picks);
 3. classifies the result (:class:`PointState`, MODEL.md §6 "Branches", §7): ``ok``; ``unstable`` (the growth
    factor of the pinned direction is above +1 — an eigenvalue below −1 is no instability, §7); ``collapsed``
    (the branch's overlap, θ on the semantic, m on the positional branch, vanished: the pinned iteration fell
    onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``; ``stability unknown``
    (converged, but the growth factor is NaN: not used as valid);
 4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
-   from the nearer valid point) until the interval between the last valid α and the first invalid one is
-   below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
+   from the nearer valid point) until the interval between the last valid α and the first invalid one (a
+   :class:`~attnphase.theory.stepping.Bracket`) is below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
    end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where the growth factor crosses +1
    (also when a failed solve lies between the last valid point and a converged saddle: the branch goes on;
    located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap vanishes (also when
@@ -38,7 +44,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, is_dataclass, replace
 from enum import Enum
-from types import SimpleNamespace
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -49,6 +54,7 @@ from ..theory.solution import unsolved
 from ..theory.state import OrderParams
 from .predict import predict, start_from
 from ..theory.status import Status
+from ..theory.stepping import Bracket
 
 MAX_STEPS = 60
 """Iteration cap of the continuation solves: a warm-started point converges in 6–15 iterations (≤ 40 near the
@@ -273,7 +279,7 @@ def _stability_crossing(a_ok: BranchPoint, a_bad: BranchPoint) -> float:
     s0, s1 = a_ok.stability, a_bad.stability
     if s0 is not None and s1 is not None and math.isfinite(s0) and math.isfinite(s1) and s0 <= 1.0 < s1:
         return float(a_ok.alpha + (1.0 - s0) * (a_bad.alpha - a_ok.alpha) / (s1 - s0))
-    return 0.5 * (a_ok.alpha + a_bad.alpha)
+    return Bracket(a_ok.alpha, a_bad.alpha).mid()
 
 
 def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, nodes: int | None = None,
@@ -472,8 +478,7 @@ def scaled_start(params, alpha, branch, scale):
     from ..theory.routing import is_small
     if is_small(params):
         from ..theory.solver import start_state
-        q, m, V, th = start_state(params, alpha, branch, scale)
-        return SimpleNamespace(q=q, m=m, V=V, theta=th, branch=branch)
+        return start_from(start_state(params, alpha, branch, scale), branch)
     from ..theory.starts import model_start
     x = OrderParams(*(np.asarray(b, float) for b in model_start(params, branch, alpha)))
     return start_from(x._replace(M=scale * x.M, theta=scale * x.theta), branch)
@@ -521,7 +526,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
             if a_try != target:
                 out.extra.append(p)
         last = valid[-1]
-        if abs(bad.alpha - last.alpha) <= min_step * (1.0 + 1e-9):   # (a halved step is not exactly min_step)
+        if Bracket(last.alpha, bad.alpha).within(min_step):   # the end is located to min_step
             if bad_from > abs(bad.alpha - last.alpha) + 1e-12:   # retry once from the nearest valid start
                 a_try = bad.alpha
                 continue
@@ -548,7 +553,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                     continue
                 bad = p
             return _end_at(run, branch, target, valid, bad, saddles, at_target, out, xtol)
-        a_try = 0.5 * (last.alpha + bad.alpha)
+        a_try = Bracket(last.alpha, bad.alpha).mid()   # a halved step
 
 
 def _beyond(p: BranchPoint, last: BranchPoint, target: float) -> bool:
@@ -587,7 +592,7 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
         lo, hi, est = _locate_crossing(run, branch, valid, saddle or bad, out, xtol)
         out.end = BranchEnd(float(est), kind, float(lo.alpha), float(hi.alpha))
     else:
-        est = 0.5 * (last.alpha + bad.alpha)
+        est = Bracket(last.alpha, bad.alpha).mid()
         out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
     if bad.alpha == target and (bad.state is kind or kind is PointState.ENDED):
         return BranchPoint(bad.solution, kind)   # (an unconverged one only as `ended`: never used)

@@ -1,7 +1,8 @@
 """The QMC engine's solve of one batch (MODEL.md §8), the verdicts aside: :func:`solve_core` validates the
-batch, iterates it (:class:`.job.Job`), retries failed points from the other starts, follows them by
-continuation and grows the QMC size under error control. :func:`.engine.solve_batch` adds the verdicts that
-call it (free verdict, pinned stability); nothing here calls them."""
+batch, iterates it (:class:`.job.Job`), gives failed points the other starts (:data:`START_STRATEGIES`: other
+model starts, ladders from a solved neighbour) and grows the QMC size under error control.
+:func:`.engine.solve_batch` adds the verdicts that call it (free verdict, pinned stability); nothing here calls
+them."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import numpy as np
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
 from . import resolution
-from .branch_end import continue_down_in_alpha
-from .continuations import continue_in_alpha, continue_in_scale
+from .branch_end import start_by_descent
+from .ladder_starts import start_by_alpha_ladder, start_by_scale_ladder
 from .general_solution import GeneralSolution
 from .job import Job
 from .qmc_config import FULL_PROX_EVERY, QMCConfig, default_damping
@@ -28,6 +29,15 @@ from .significance import SIGNIFICANCE_K
 from .starts import default_init, start_vector
 from .state import OrderParams, unflatten
 from .symmetry import stabiliser_projector
+
+
+START_STRATEGIES = (other_starts, start_by_scale_ladder, start_by_alpha_ladder, start_by_descent)
+"""What a point that failed from the model's start (a cold start: no ``init``) tries next, in this order, each
+``strategy(job, cold, sols, xs, hist, cfg, progress) -> (sols, xs, hist)`` acting only on the points still
+failed: the other model starts (:mod:`.restarts`), ladders from a solved neighbour in the encodings' scale and
+up in α (:mod:`.ladder_starts`), the descent from above in α (:mod:`.branch_end`, which records where the
+semantic branch ends when it cannot get there). Starts of a point solve, not continuations of a branch (that
+is ``phase.continuation.follow_branch``): a warm-started point (``init`` given) tries none of them."""
 
 
 def as_batch(name, values, B):
@@ -51,8 +61,8 @@ def solve_core(params: ModelParams, alphas: Sequence[float] | float, branch: str
                progress: resolution.ProgressCallback | None = None) -> list[GeneralSolution]:
     """The fixed points of MODEL.md §8 at a batch of points sharing (L, r, r*, A, P), without the verdicts that
     solve again (the free verdict, the pinned stability: :func:`.engine.solve_batch` runs them after this):
-    validation, the first solve, the other starts, the continuations in the encodings' scale and in α (up, and
-    down to a branch's end) and the error control. The arguments are :func:`.engine.solve_batch`'s; ``progress``
+    validation, the first solve, the :data:`START_STRATEGIES` for the points that failed from the model's starts
+    and the error control. The arguments are :func:`.engine.solve_batch`'s; ``progress``
     gets every report but the final one."""
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
@@ -106,10 +116,8 @@ def solve_core(params: ModelParams, alphas: Sequence[float] | float, branch: str
         sols, xs, hist = job.run(np.arange(B), np.repeat(x0[:, None, :], S, axis=1), qmc_config,
                                  qmc_config.stages)
         cold = [i for i in range(B) if inits[i] is None]
-        sols, xs, hist = other_starts(job, cold, sols, xs, hist, qmc_config, progress)
-        sols, xs, hist = continue_in_scale(job, cold, sols, xs, hist, qmc_config, progress)
-        sols, xs, hist = continue_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
-        sols, xs, hist = continue_down_in_alpha(job, cold, sols, xs, hist, qmc_config, progress)
+        for strategy in START_STRATEGIES:
+            sols, xs, hist = strategy(job, cold, sols, xs, hist, qmc_config, progress)
         if qmc_config.target > 0:
             sols = refine(job, sols, xs, hist, qmc_config, progress)
     return sols

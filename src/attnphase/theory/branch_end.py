@@ -1,5 +1,5 @@
 """Branch ends of the QMC engine (MODEL.md §8): a failed semantic point followed DOWN in α from where the
-branch exists (:func:`continue_down_in_alpha`); where the descent stops, the record of where the branch ends
+branch exists (:func:`start_by_descent`); where the descent stops, the record of where the branch ends
 (:func:`branch_end_record`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .continuations import climb, ladder_base, ladder_points
+from .ladder_starts import climb, ladder_base, ladder_points
 from .job import Job
 from .ladder import LADDER_FROM, Ladder
 from .qmc_config import QMCConfig
@@ -19,7 +19,7 @@ from .status import Status
 
 
 DOWN_FACTOR = 1.5
-""":func:`continue_down_in_alpha` follows a failed semantic point at α down from max(α × this, 2 ×
+""":func:`start_by_descent` follows a failed semantic point at α down from max(α × this, 2 ×
 ``LADDER_FROM``) (the model's starts are fitted at α ≤ 2; at r = 2, r* = 3 the full-signal start converges
 at α = 4, 4.5)."""
 
@@ -43,7 +43,7 @@ DOWN_MAX_WALL = 1800.0
 
 
 def down_key(job: Job, i: int) -> tuple:
-    """The model of point ``i`` (ω, σ, λ): points of one model share a descent (:func:`continue_down_in_alpha`)."""
+    """The model of point ``i`` (ω, σ, λ): points of one model share a descent (:func:`start_by_descent`)."""
     return (float(job.om[i]), float(job.sg[i]), float(job.lm[i]))
 
 
@@ -52,10 +52,10 @@ def down_top(job: Job, i: int) -> float:
     return float(max(DOWN_FACTOR * job.al[i], 2.0 * LADDER_FROM))
 
 
-def continue_down_in_alpha(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple,
+def start_by_descent(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple,
                             cfg: QMCConfig, progress=None):
     """Semantic points of ``cold`` that still failed (``RETRY``) after the other starts, at α ≤
-    ``LADDER_FROM`` or where the upward continuation (:func:`continue_in_alpha`) found no point at its start:
+    ``LADDER_FROM`` or where the upward continuation (:func:`start_by_alpha_ladder`) found no point at its start:
     the semantic branch exists at large α and ends at a smaller one, so each is solved at max(``DOWN_FACTOR`` ×
     α, 2 × ``LADDER_FROM``) (:func:`ladder_base`, its own starts) and followed DOWN in α to the point
     (:func:`climb`, :class:`.ladder.Ladder` descending in bracket mode: after a failed step it bisects between
@@ -110,7 +110,7 @@ def continue_down_in_alpha(job: Job, cold: list[int], sols: list, xs: np.ndarray
 
 def descend(job: Job, todo: list[int], starts_at: list, sols: list, xs: np.ndarray, hist: tuple,
              cfg: QMCConfig, deadline: float, progress):
-    """One round of :func:`continue_down_in_alpha`: each point of ``todo`` from ``starts_at[j]`` ((α, state)
+    """One round of :func:`start_by_descent`: each point of ``todo`` from ``starts_at[j]`` ((α, state)
     of a point reached above it) or, where None, from its own solve at max(``DOWN_FACTOR`` × α, 4); the
     ladders stop at ``deadline`` (``time.monotonic``). Returns (sols, xs, hist, ladders)."""
     sub = ladder_points(job, todo)
@@ -137,7 +137,7 @@ def descend(job: Job, todo: list[int], starts_at: list, sols: list, xs: np.ndarr
 
 
 def branch_end_record(lad: Ladder, cfg: QMCConfig) -> dict:
-    """``iteration["branch_end"]`` of a descent that did not reach its point (:func:`continue_down_in_alpha`)."""
+    """``iteration["branch_end"]`` of a descent that did not reach its point (:func:`start_by_descent`)."""
     rec = {"between": None, "from": lad.origin, "status": lad.end.value, "steps": lad.steps,
            "tried": [list(t) for t in lad.tried], "failures": {f"{v:.6g}": w for v, w in lad.details.items()},
            "points": cfg.points, "scrambles": cfg.scrambles}

@@ -24,9 +24,9 @@ from ..model import ModelParams
 from . import resolution
 from .batch import as_batch, solve_core
 from .branch_end import (DOWN_BRACKET_TOL, DOWN_EXTEND_RESIDUAL, DOWN_FACTOR, DOWN_MAX_STEPS, DOWN_MAX_WALL,
-                         continue_down_in_alpha)
+                         start_by_descent)
 from .collapse import zero_q_record
-from .continuations import SCALE_RATIO, continue_in_alpha, continue_in_scale
+from .ladder_starts import SCALE_RATIO, start_by_alpha_ladder, start_by_scale_ladder
 from .free_verdict import apply as free_verdict_apply
 from .general_solution import GeneralSolution
 from .job import SCALARS, Job, admissible, collect
@@ -53,7 +53,7 @@ __all__ = ["solve_batch", "solve", "QMCConfig", "GeneralSolution", "BRANCHES", "
            "start_vector", "default_damping", "teacher_pin", "pin_hats", "signal_rank", "even_hats", "compiled_map",
            "bucket", "padded_rows", "qmc_points", "aligned_scrambles", "aligned_mean", "overlap_significance",
            "zero_q_record", "as_batch", "solve_core", "Job", "admissible", "collect", "other_starts",
-           "restart_failed", "continue_in_alpha", "continue_in_scale", "continue_down_in_alpha", "refine"]
+           "restart_failed", "start_by_alpha_ladder", "start_by_scale_ladder", "start_by_descent", "refine"]
 
 
 def solve_batch(params: ModelParams, alphas: Sequence[float] | float, branch: str = "semantic", *,

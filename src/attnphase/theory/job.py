@@ -1,5 +1,7 @@
 """One batch of the QMC engine iterated (MODEL.md §8): :class:`Job` holds what the points of a batch share and
-runs their (point, scramble) rows through the compiled map's stages (:func:`fixed_point.iterate`);
+runs their (point, scramble) rows through the stages of the QMC integrator's map
+(:class:`.qmc_integrator.QMCIntegrator`, row by row: :meth:`~.qmc_integrator.QMCIntegrator.map_rows`) with the one
+loop (:func:`fixed_point.iterate`);
 :func:`collect` turns a point's rows into its :class:`.general_solution.GeneralSolution` (status from the
 significance and collapse rules)."""
 
@@ -8,18 +10,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..model import ModelParams
-from . import channel_general as CG
 from . import fixed_point
 from .collapse import collapse_record, response_record, zero_q_record
 from .general_solution import GeneralSolution
 from .onset_hook import onset_hook
 from .qmc_config import COARSE_RTOL, QMCConfig
-from .qmc_map import MAX_SAMPLES, compiled_map, padded_rows, qmc_points
+from .qmc_integrator import QMCIntegrator
+from .qmc_map import MAX_SAMPLES, padded_rows
 from .restarts import restart_failed
 from .scrambles import aligned_scrambles
 from .significance import DEFINING, overlap_significance
@@ -71,9 +71,9 @@ class Job:
         b = len(pts)
         n = x0.shape[-1]
         blocks = shapes(r, k, rs)
-        xi_all, y_all = (jnp.asarray(a) for a in qmc_points(params, cfg))
-        maps = {w: compiled_map(L, r, rs, k, params.A, params.P, branch, w, self.even, m_proj=self.m_proj)
-                for w in (False, True)}
+        integrator = QMCIntegrator(params, cfg, even=self.even, m_proj=self.m_proj)
+        xi_all, y_all = integrator.points()
+        maps = {w: integrator.compiled(branch, warm=w) for w in (False, True)}
         row_knobs = np.stack([np.repeat(v[pts], S) for v in (self.al, self.om, self.sg, self.lm)])   # (4, b·S)
         sig_flat = np.repeat(self.sg[pts], S)
         X = x0.reshape(b * S, n)
@@ -92,14 +92,8 @@ class Job:
                 R = padded_rows(m, b * S, chunk)
                 pad = np.concatenate([idx, np.full(R - m, idx[-1])])
                 Xp = np.concatenate([Xa, np.repeat(Xa[-1:], R - m, axis=0)])
-                parts = []
-                for lo in range(0, R, chunk):
-                    sl = slice(lo, lo + chunk)
-                    knobs = CG.Knobs(*(jnp.asarray(v[pad[sl]]) for v in row_knobs))
-                    h_prev = jnp.asarray(h_cache[pad[sl]]) if warm else None
-                    parts.append(maps[warm](jnp.asarray(Xp[sl]), knobs, jnp.asarray(pad[sl] % S), xi, y, h_prev))
-                fx, ok, aux, h = (parts[0] if len(parts) == 1 else
-                                  jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts))
+                fx, ok, aux, h = integrator.map_rows(maps[warm], Xp, row_knobs[:, pad], pad % S, xi, y,
+                                                     h_cache[pad] if warm else None, chunk)
                 h_cache[idx] = np.asarray(h)[:m]
                 cut = lambda v: np.asarray(v)[:m]  # noqa: E731
                 return cut(fx), cut(ok), {key: cut(v) for key, v in aux.items()}

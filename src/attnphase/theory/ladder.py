@@ -1,25 +1,27 @@
-"""Continuation in α from ``LADDER_FROM`` up to a large target α (issue 11 audit, "Cold starts fail at large
-α"): the starts derived from the model (:func:`attnphase.theory.solver.start_state`,
-:func:`attnphase.theory.starts.model_start`) are fitted at α ≤ 2 and are far off at α = 10 (V, and q off the
-signal direction), so a cold start there may fail; the branch is then solved at ``LADDER_FROM`` and followed up
-in α, each step warm-started from the last. One schedule (:class:`Ladder`) for both solvers: the split rule's
-``solver.solve_point(continuation=True)`` and the QMC engine's ``engine.solve_batch`` (points of a batch climb
-together, each with its own schedule).
+"""The ladder: a START STRATEGY of one point solve (issue 11 audit, "Cold starts fail at large α"), not a
+continuation of a branch (that is ``phase.continuation.follow_branch``). The starts derived from the model
+(:func:`attnphase.theory.solver.start_state`, :func:`attnphase.theory.starts.model_start`) are fitted at α ≤ 2
+and are far off at α = 10 (V, and q off the signal direction), so a cold start there may fail; the point is
+then solved at ``LADDER_FROM`` and reached by a short ladder of solves, each warm-started from the last. One
+schedule (:class:`Ladder`) and one driver (:func:`run_ladders`) for both integrators: the split rule's
+``solver.solve_point(continuation=True)`` and the QMC engine's ladder starts (:mod:`.ladder_starts`: points of
+a batch climb together, each with its own schedule).
 
 With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
-failed semantic point, ``branch_end.continue_down_in_alpha``; docs/notes/2026-12-05-theory-general.md, "The descent in α near a
+failed semantic point, ``branch_end.start_by_descent``; docs/notes/2026-12-05-theory-general.md, "The descent in α near a
 branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
-rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
-the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative)."""
+rung that converged after it), the steps after a failure bisect (geometric mean, :class:`.stepping.Bracket`,
+the rule ``follow_branch`` halves its step with) between the last success and the nearest failure, and the
+ladder stops once that bracket is within ``bracket_tol`` (relative)."""
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 from .status import Status
+from .stepping import Bracket
 
 LADDER_FROM = 2.0
 """Largest α at which the model's start is trusted; above it a failed cold start may be rescued by
@@ -40,7 +42,7 @@ class Ladder:
     ``max_ratio``; square-rooted after a failure, giving up below ``LADDER_MIN_RATIO``), ``steps`` the solves
     after the first, ``started`` whether the solve at ``origin`` converged. A ``target`` below ``origin``
     descends (steps divide by the ratio: the engine follows the semantic branch down towards its end,
-    ``branch_end.continue_down_in_alpha``); ``failed`` keeps the last value whose step failed.
+    ``branch_end.start_by_descent``); ``failed`` keeps the last value whose step failed.
 
     ``bracket_tol`` (the branch-end search, module docstring): after a failure no regrowth and no step past
     ``failed``; the next value is the geometric midpoint of (``failed``, ``a``), except that a failed target
@@ -87,14 +89,19 @@ class Ladder:
     @property
     def bracket(self) -> tuple[float, float] | None:
         """(failed, a) ordered as (lower, upper), or None before a failure."""
-        return None if self.failed is None else (min(self.failed, self.a), max(self.failed, self.a))
+        b = self.between()
+        return None if b is None else (b.lower, b.upper)
+
+    def between(self) -> Bracket | None:
+        """The :class:`.stepping.Bracket` from ``a`` (reached) to ``failed``, or None before a failure."""
+        return None if self.failed is None else Bracket(self.a, self.failed)
 
     @property
     def bracketed(self) -> bool:
-        """Bracket mode: the bracket (``failed``, ``a``) is within ``bracket_tol`` and no retry is due."""
-        b = self.bracket
+        """Bracket mode: the bracket (``failed``, ``a``) is within ``bracket_tol`` (relative) and no retry is due."""
+        b = self.between()
         return (self.bracket_tol is not None and b is not None and not self._retry_due()
-                and b[1] / b[0] - 1.0 <= self.bracket_tol)
+                and b.within(self.bracket_tol, relative=True))
 
     @property
     def end(self) -> Status:
@@ -125,7 +132,7 @@ class Ladder:
 
     def next_value(self) -> float:
         if self.bracket_tol is not None and self.failed is not None:
-            return self.target if self._retry_due() else math.sqrt(self.a * self.failed)
+            return self.target if self._retry_due() else self.between().mid(geometric=True)
         return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
     def record(self, value: float, converged: bool, detail: str | None = None, partial: bool = False) -> None:
@@ -176,3 +183,19 @@ class Ladder:
         cap = (f" (step cap {self.max_steps})" if end is Status.STEP_CAP else
                f" (wall cap {self.max_wall:g} s)" if end is Status.WALL_CAP else "")
         return f"continuation from {self.name} = {self.origin:g} stopped {where}{cap}"
+
+
+def run_ladders(lads: Sequence[Ladder], step: Callable[[float, bool, list[int]], list[tuple]]) -> None:
+    """The one driver of every ladder (the split rule's :func:`.solver.solve_point` ``continuation``, the QMC
+    engine's ladder starts and its descent, :func:`.ladder_starts.climb`): while a ladder climbs, its next
+    value; ladders at the same value (and the same finality: the value is their target) take that step
+    together, ``step(value, final, indices)`` returning one ``(converged, detail, partial)`` per index
+    (:meth:`Ladder.record`'s arguments) in the order given."""
+    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
+        groups: dict = {}
+        for j in climbing:
+            v = lads[j].next_value()
+            groups.setdefault((v, v == lads[j].target), []).append(j)
+        for (v, final), grp in groups.items():
+            for j, (ok, detail, partial) in zip(grp, step(v, final, grp)):
+                lads[j].record(v, ok, detail, partial=partial)

@@ -1,7 +1,8 @@
 """Randomized QMC as an integrator (MODEL.md §8, any L, r, r*, A, P): the compiled map of :mod:`.qmc_map` at a
 batch of states on every scramble of a :class:`~.qmc_config.QMCConfig`, the image averaged over scrambles with
-its standard error (:class:`QMCIntegrator`, the :class:`~.integrator.Integrator` form; the engine's batched solve
-drives the same compiled map through :class:`.job.Job`)."""
+its standard error (:class:`QMCIntegrator`, the :class:`~.integrator.Integrator` form). The engine's batched solve
+(:class:`.job.Job`) iterates every (point, scramble) row on its own, so it calls the integrator row by row
+(:meth:`QMCIntegrator.map_rows`) rather than :meth:`~QMCIntegrator.evaluate`, the scramble mean."""
 
 from __future__ import annotations
 
@@ -30,27 +31,56 @@ class QMCIntegrator:
     params: ModelParams
     config: QMCConfig = field(default_factory=lambda: QMCConfig(points=4096, scrambles=4, coarse=0))
     name: str = "qmc"
+    even: bool = False
+    """The reflection ansatz on a pinned branch's hats (:func:`.qmc_map.even_hats`; the engine's ``even``)."""
+    m_proj: tuple | None = None
+    """M̂ projected onto a symmetry's fixed subspace (k × k nested tuples; the engine's ``symmetric``)."""
+
+    def compiled(self, branch: str, warm: bool = False, gauge: bool = True):
+        """The compiled map over (point, scramble) rows of this structure (:func:`.qmc_map.compiled_map`):
+        ``warm`` the prox continued from the previous minimisers, ``gauge`` the gauge fixing at r > 1."""
+        p = self.params
+        return compiled_map(p.L, p.r, p.r_star, p.k, p.A, p.P, branch, warm, self.even, gauge, m_proj=self.m_proj)
+
+    def points(self) -> tuple:
+        """The scrambled Sobol point sets of ``config`` (ξ, y) as device arrays (call under float64)."""
+        return tuple(jnp.asarray(a) for a in qmc_points(self.params, self.config))
+
+    @staticmethod
+    def map_rows(fmap, X: np.ndarray, knobs: np.ndarray, scr: np.ndarray, xi, y, h_prev: np.ndarray | None,
+                 chunk: int):
+        """``fmap`` (:meth:`compiled`) at the rows ``X`` (R, n) with their knobs (4, R: α, ω, σ, λ), scramble
+        indices ``scr`` (R,), the point sets ``xi``, ``y`` and (warm map) the previous minimisers ``h_prev``, in
+        calls of ``chunk`` rows (memory: rows × points ≤ ``MAX_SAMPLES``). Returns (images, valid, aux,
+        minimisers) over all rows. :meth:`rows` (hence :meth:`evaluate`) and the engine's :class:`.job.Job`
+        (per-row knobs, warm tiers) call the compiled map through it."""
+        parts = []
+        for lo in range(0, len(X), chunk):
+            sl = slice(lo, lo + chunk)
+            kn = CG.Knobs(*(jnp.asarray(v[sl]) for v in knobs))
+            h = None if h_prev is None else jnp.asarray(h_prev[sl])
+            parts.append(fmap(jnp.asarray(X[sl]), kn, jnp.asarray(scr[sl]), xi, y, h))
+        return parts[0] if len(parts) == 1 else jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
 
     def rows(self, X: np.ndarray, alpha: float, branch: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The map at flat states ``X`` (B, n) on every scramble: images (B, S, n), hats (B, S, n), valid (B, S).
         Chunked so that rows × points ≤ ``MAX_SAMPLES``."""
         p, cfg = self.params, self.config
-        L, r, rs, k, S, N = p.L, p.r, p.r_star, p.k, cfg.scrambles, cfg.points
-        free = branch == "free"
-        fmap = compiled_map(L, r, rs, k, p.A, p.P, branch, False, False, not free)
+        S, N = cfg.scrambles, cfg.points
+        fmap = self.compiled(branch, gauge=branch != "free")
         B, n = X.shape
         Xr, scr = np.repeat(X, S, axis=0), np.tile(np.arange(S), B)
         R = len(Xr)
         out_f, out_h, out_ok = np.empty((R, n)), np.empty((R, n)), np.empty(R, bool)
         chunk = max(1, MAX_SAMPLES // N)
         with jax.enable_x64(True):
-            xi, y = (jnp.asarray(a) for a in qmc_points(p, cfg))
+            xi, y = self.points()
             for lo in range(0, R, chunk):
                 idx = np.arange(lo, min(R, lo + chunk))
                 m = len(idx)
                 pad = np.concatenate([idx, np.full((bucket(m, chunk) if m < chunk else m) - m, idx[-1])])
-                kn = CG.Knobs(*(jnp.full(len(pad), v) for v in (float(alpha), p.omega, p.sigma, p.lam)))
-                fx, ok, aux, _ = fmap(jnp.asarray(Xr[pad]), kn, jnp.asarray(scr[pad]), xi, y, None)
+                kn = np.array([np.full(len(pad), float(v)) for v in (alpha, p.omega, p.sigma, p.lam)])
+                fx, ok, aux, _ = self.map_rows(fmap, Xr[pad], kn, scr[pad], xi, y, None, len(pad))
                 out_f[idx], out_ok[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m]
                 out_h[idx] = np.asarray(aux["hats"])[:m]
         return out_f.reshape(B, S, n), out_h.reshape(B, S, n), out_ok.reshape(B, S)

@@ -13,13 +13,13 @@ import numpy as np
 
 from ..errors import ParameterError, check_int, check_range
 from ..model import ModelParams
-from .ladder import LADDER_FROM, Ladder
+from .ladder import LADDER_FROM, Ladder, run_ladders
 from .observables import eps_g as _eps_g, free_energy
 from .routing import has_paper_encodings
-from .solution import Solution, solution_table
+from .solution import Solution, scalar_state, solution_table
 from .split_integrator import (IDX, M, Q, STABILITY_EPS, THETA, V, SplitMap, iterate_split, make_rule,
-                               pin_mask, stability as pinned_stability, to_hats, to_state)
-from .state import overlap_vanished
+                               pin_mask, stability as pinned_stability, to_hats, to_state, to_vector)
+from .state import OrderParams, overlap_vanished
 from .status import Status
 from .zero_point import ZERO_Q, largest_growth
 
@@ -133,8 +133,9 @@ def positional_q_factor(omega: float) -> float:
     return 1.3 + 1.7 * ((1.0 - float(omega)) / 0.7) ** 2
 
 
-def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> np.ndarray:
-    """A starting point (q, m, V, θ) derived from the model (MODEL.md §6), not tuned to one σ.
+def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1.0) -> OrderParams:
+    """A starting state derived from the model (MODEL.md §6), not tuned to one σ: an :class:`~.state.OrderParams`
+    of 1 × 1 blocks (q, m, θ, V; signs kept).
 
     * semantic: the student aligned with the teacher, Q = c·Q* plus 10 % orthogonal weight, c = 0.7·``scale``:
       θ = c ρ, q = 1.1 c² ρ with ρ = σ²;
@@ -166,7 +167,7 @@ def start_state(params: ModelParams, alpha: float, branch: str, scale: float = 1
     k = 1.9 if branch == "positional" else 0.6
     q_k = 3.0 * s2 * m_pos ** 2 if branch == "positional" else q    # the q that k = 1.9 was measured with
     V = s2 / (params.lam + s2 * k * float(alpha) * s2 * q_k)
-    return np.array([q, m, V, th], dtype=float)
+    return scalar_state(q, m, V, th)
 
 
 def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
@@ -176,7 +177,7 @@ def _start(branch: str, init, params: ModelParams, alpha: float) -> np.ndarray:
     if init is not None:
         x[[Q, M, V, THETA]] = init.q, init.m, init.V, init.theta
     else:
-        x[[Q, M, V, THETA]] = start_state(params, alpha, branch)
+        x = to_vector(start_state(params, alpha, branch))
     x[pin_mask(branch)] = 0.0
     if branch in ("semantic", "free") and x[THETA] <= 0:
         x[THETA] = 0.1 * math.sqrt(max(x[Q], 1e-6))
@@ -207,7 +208,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
     (:func:`_solve_point`, whose docstring says how). ``continuation`` (used by ``theory point`` and
     ``api.solve``): where a cold start (no ``init``) at α > ``LADDER_FROM`` does not converge — the model's
     start is fitted at α ≤ 2 and is far off at α = 10 (map failed: D ≤ 0; issue 11 audit) — the point is solved
-    at ``LADDER_FROM`` and followed up in α (:func:`_ladder`: each step warm-started from the last); the
+    at ``LADDER_FROM`` and followed up in α (:func:`_ladder_start`, a start strategy: each step warm-started from the last); the
     solution's ``start`` says so. Where it cannot get there, the cold start's failure is returned, its status
     saying where the continuation stopped. A cold start (no ``init``, ``damping`` unset) on a branch of
     ``COLD_DAMPING`` runs at that damping; where it does not converge or collapses it is solved once more at
@@ -226,7 +227,7 @@ def solve_point(params: ModelParams, alpha: float, branch: str = "semantic", *, 
             sol = _with_start(again, f"model, damping {DEFAULT_DAMPING:g} (at {COLD_DAMPING[branch]:g} it {why})")
     if sol.converged or not continuation or init is not None or not float(alpha) > LADDER_FROM:
         return sol
-    return _ladder(params, float(alpha), branch, sol, stability, stability_nodes, kw)
+    return _ladder_start(params, float(alpha), branch, sol, stability, stability_nodes, kw)
 
 
 def _collapsed(sol: Solution) -> bool:
@@ -235,20 +236,23 @@ def _collapsed(sol: Solution) -> bool:
     return value is not None and overlap_vanished(value, sol.q, sol.params.sigma)
 
 
-def _ladder(params, alpha, branch, cold, stability, stability_nodes, kw) -> Solution:
+def _ladder_start(params, alpha, branch, cold, stability, stability_nodes, kw) -> Solution:
     """:func:`solve_point`'s ``continuation``: from ``LADDER_FROM`` up to ``alpha`` on the schedule of
     :class:`.ladder.Ladder` (steps of ratio ≤ 1.5, square-rooted where a step fails, down to 1.02); the cold
     start's failure ``cold`` (its status saying where the continuation stopped) if it cannot get there."""
-    prev = _solve_point(params, LADDER_FROM, branch, stability=False, **kw)
-    lad = Ladder(alpha, started=prev.converged)
-    while lad.climbing:
-        nxt = lad.next_value()
-        sol = _solve_point(params, nxt, branch, init=prev, stability=stability and nxt == alpha,
+    reached = [_solve_point(params, LADDER_FROM, branch, stability=False, **kw)]   # the last point reached
+    lad = Ladder(alpha, started=reached[0].converged)
+
+    def step(value: float, final: bool, _) -> list[tuple]:
+        sol = _solve_point(params, value, branch, init=reached[0], stability=stability and final,
                            stability_nodes=stability_nodes, **kw)
-        lad.record(nxt, sol.converged)
-        prev = sol if sol.converged else prev
+        if sol.converged:
+            reached[0] = sol
+        return [(sol.converged, None, False)]
+
+    run_ladders([lad], step)
     if lad.reached:
-        return _with_start(prev, lad.start_note())
+        return _with_start(reached[0], lad.start_note())
     return replace(cold, note=f"{cold.note} ({lad.stop_note()})")
 
 

@@ -1,6 +1,11 @@
-"""Continuations of the QMC engine (MODEL.md §8): a failed point followed from where it is solved, up in α
-(:func:`continue_in_alpha`) or in the encodings' scale (:func:`continue_in_scale`), along a
-:class:`.ladder.Ladder` (:func:`climb`)."""
+"""Ladder starts of the QMC engine (MODEL.md §8): START STRATEGIES of a point solve, not continuations of a
+branch. A point that failed from the model's starts is reached from a solved neighbour by a short ladder of
+warm-started solves: up in α from ``LADDER_FROM`` (:func:`start_by_alpha_ladder`, the split rule's
+``solve_point(continuation=True)`` is the same start) or in the encodings' scale from the paper's
+(:func:`start_by_scale_ladder`); the descent from above (:func:`.branch_end.start_by_descent`) climbs the same
+way. Every ladder follows the schedule of :class:`.ladder.Ladder`, driven by :func:`.ladder.run_ladders`
+(:func:`climb`). Following a branch in α and locating its ends is ``phase.continuation.follow_branch``'s job;
+the step control both share is :mod:`.stepping`."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from ..model import ModelParams
 from . import resolution, starts
 from .general_solution import GeneralSolution
 from .job import Job
-from .ladder import LADDER_FROM, Ladder
+from .ladder import LADDER_FROM, Ladder, run_ladders
 from .qmc_config import QMCConfig, default_damping
 from .restarts import RETRY, other_starts
 from .routing import SAFEGUARD_HALVINGS
@@ -72,26 +77,26 @@ def climb(step, lads: list, todo: list[int], state: np.ndarray, sols: list, xs: 
         cfg = replace(cfg, coarse=0)
     low = replace(cfg, points=cfg.stages[0], coarse=0, target=0.0) if low is None else low
     dX, dF = list(hist[0]), list(hist[1])
-    while climbing := [j for j, lad in enumerate(lads) if lad.climbing]:
-        groups: dict = {}
-        for j in climbing:
-            v = lads[j].next_value()
-            groups.setdefault((v, v == lads[j].target), []).append(j)
-        for (v, final), grp in groups.items():
-            c, pts = (cfg if final else low), np.asarray(grp)
-            new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
-            if extend is not None:
-                new, nx, nh = extend_slow(step(pts, v), new, nx, nh, c, extend)
-            for k, j in enumerate(grp):
-                ok = new[k].status.ok
-                lads[j].record(v, ok, None if ok else step_failure(new[k]), partial=partial_failure(new[k]))
-                if ok:
-                    state[j] = nx[k] if from_mean is None else np.repeat(aligned_mean(nx[k], from_mean), S, 0)
-                if ok and final:
-                    i = todo[j]
-                    sols[i] = replace(new[k], iteration={**new[k].iteration, "start": lads[j].start_note()})
-                    xs[i] = nx[k]
-                    dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = nh[0][k * S:(k + 1) * S], nh[1][k * S:(k + 1) * S]
+    final_sols: dict = {}                  # ladder → (its solution at the target, its states, its secant pairs)
+
+    def take(v: float, final: bool, grp: list[int]) -> list[tuple]:
+        c, pts = (cfg if final else low), np.asarray(grp)
+        new, nx, nh = step(pts, v).run(np.arange(len(grp)), state[pts], c, c.stages)
+        if extend is not None:
+            new, nx, nh = extend_slow(step(pts, v), new, nx, nh, c, extend)
+        for k, j in enumerate(grp):
+            if new[k].status.ok:
+                state[j] = nx[k] if from_mean is None else np.repeat(aligned_mean(nx[k], from_mean), S, 0)
+                if final:
+                    final_sols[j] = (new[k], nx[k], nh[0][k * S:(k + 1) * S], nh[1][k * S:(k + 1) * S])
+        return [(x.status.ok, None if x.status.ok else step_failure(x), partial_failure(x)) for x in new]
+
+    run_ladders(lads, take)
+    for j, (sol, x, hX, hF) in final_sols.items():
+        i = todo[j]
+        sols[i] = replace(sol, iteration={**sol.iteration, "start": lads[j].start_note()})
+        xs[i] = x
+        dX[i * S:(i + 1) * S], dF[i * S:(i + 1) * S] = hX, hF
     for j, i in enumerate(todo):
         if not lads[j].reached and not sols[i].status.ok:
             sols[i] = replace(sols[i], iteration={**(sols[i].iteration or {}), "continuation": lads[j].stop_note(),
@@ -141,7 +146,7 @@ def ladder_progress(progress, cfg: QMCConfig):
                                                      cfg.target, note=text))
 
 
-def continue_in_alpha(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+def start_by_alpha_ladder(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
                        progress=None):
     """Points of ``cold`` (solved from the default starts) at α > ``LADDER_FROM`` that still failed (``RETRY``):
     the starts are fitted at α ≤ 2 and far off at α = 10 (issue 11 audit). Each is solved at ``LADDER_FROM``
@@ -160,10 +165,10 @@ def continue_in_alpha(job: Job, cold: list[int], sols: list, xs: np.ndarray, his
 
 
 SCALE_RATIO = 1.25
-"""Largest ratio between successive encoding scales of :func:`continue_in_scale`."""
+"""Largest ratio between successive encoding scales of :func:`start_by_scale_ladder`."""
 
 
-def continue_in_scale(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
+def start_by_scale_ladder(job: Job, cold: list[int], sols: list, xs: np.ndarray, hist: tuple, cfg: QMCConfig,
                        progress=None):
     """Positional branch with encodings larger than the paper's (c = :func:`starts.encoding_scale` > 1): every
     point of ``cold`` is solved again at the paper's scale P/c (where the model start is fitted) and followed
