@@ -1,0 +1,69 @@
+"""The global minimum over a survey of fixed points (phase/stability.survey, phase/global_min.py) where a free
+solve meets the QMC noise floor: the L = 3, ω = 0.3 case of docs/guides/transitions-any-model.md on a stand-in
+solver (the measured per-scramble states, tests/phase/_noise_points.py)."""
+
+import math
+
+from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint, PointState, unsolved_point
+from attnphase.phase.global_min import global_switch, mark_ties
+from attnphase.phase.stability import global_minimum, survey
+
+from _noise_points import L3, NOISE_L3, qmc_solution
+
+UNI = {0.2: (1.70e-3, 0.94), 0.25: (1.9637e-3, 1.056), 0.3: (2.25e-3, 1.13)}
+"""The uninformative point per α: (e_t, growth factor against θ, ± 0.045) — ω = 0.3's at 256 × 4 (e_t at 0.25
+measured, the factors of docs/guides/transitions-any-model.md; e_t elsewhere made up, monotone)."""
+
+
+def _uninformative(a):
+    e_t, g = UNI[round(a, 9)]
+    x = NOISE_L3.copy()
+    x[:, 1:5] = 0.0
+    return qmc_solution(L3, a, "uninformative", x, e_t, 1.3e-5, g, 0.045)
+
+
+def _solver(params, alpha, branch, *, init=None, **kw):
+    if branch == "uninformative":
+        return _uninformative(alpha)
+    assert branch == "free" and round(alpha, 9) == 0.25      # the only α without a stable fixed point
+    return qmc_solution(L3, alpha, "free", NOISE_L3, 1.9699e-3)
+
+
+def _branches():
+    """The semantic branch valid from 0.3 (θ = 0.043), its solve failing below (an end at 0.275); the positional
+    branch collapsed onto the uninformative point at every α."""
+    sem = qmc_solution(L3, 0.3, "semantic", [[0.05, 0.0, 0.0, 0.0, 0.043, 30.0]] * 4, 2.15e-3, 1.3e-5, 0.5, 0.05)
+    s = [unsolved_point(L3, a, "semantic", None, PointState.ENDED, "beyond the end") for a in (0.2, 0.25)]
+    pos = [unsolved_point(L3, a, "positional", None, PointState.COLLAPSED, "collapsed") for a in (0.2, 0.25, 0.3)]
+    return {"semantic": Branch("semantic", L3, s + [BranchPoint(sem, PointState.OK)],
+                               end=BranchEnd(0.275, PointState.ENDED, 0.3, 0.25)),
+            "positional": Branch("positional", L3, pos)}
+
+
+def _survey():
+    br = _branches()
+    fps = survey(L3, br, [0.2, 0.25, 0.3], solver=_solver)
+    return br, fps, mark_ties(global_minimum(fps), fps)
+
+
+def test_a_noise_floor_mixed_point_is_not_the_global_minimum():
+    """At α = 0.25 no stable pinned point is known and the free solve from the uninformative point ends at m, θ
+    within their noise: the global minimum there is the uninformative point (not "mixed"), and the semantic one
+    takes over from the uninformative point (a false fold against "mixed" before)."""
+    br, fps, gm = _survey()
+    assert list(gm["global_kind"]) == ["uninformative", "uninformative", "semantic"]
+    free = fps[fps["source"].str.startswith("free")]
+    assert list(free["kind"]) == ["uninformative"] and math.isclose(float(free["m"].iloc[0]), 0.0139, rel_tol=1e-2)
+    sw = global_switch(gm, fps, br)
+    assert sw is not None and sw.against == "uninformative"
+
+
+def test_the_reclassification_is_recorded():
+    from attnphase.phase.global_min import reclassification_notes
+    _, fps, gm = _survey()
+    row = gm[gm["alpha"] == 0.25].iloc[0]
+    assert row["reclassified"].startswith("mixed → uninformative")
+    assert list(gm["reclassified"] != "") == [False, True, False]
+    (note,) = reclassification_notes(fps)
+    assert note.startswith("α = 0.25: the free from the uninformative point + m, θ reached a point read as "
+                           "uninformative") and "m not significant" in note
