@@ -141,14 +141,14 @@ def mark_ties(gm, fps, k: float = TIE_K):
 
 
 def reclassification_notes(fps) -> list[str]:
-    """One note per free point of the survey ``fps`` whose kind by size was not resolved by the scrambles
-    (column ``reclassified``, :func:`~.kinds.free_point_kind`): read as the pinned point it is seen through the
-    QMC noise, never a distinct competitor."""
+    """One note per row of the survey ``fps`` that holds free points whose kind by size the scrambles did not
+    resolve (column ``reclassified``, :func:`~.kinds.free_point_kind`): each is that row's point seen through
+    the QMC noise, never a distinct competitor."""
     if fps is None or "reclassified" not in fps:
         return []
     rows = fps[fps["reclassified"].fillna("").astype(str) != ""].sort_values("alpha")
-    return [f"α = {float(r['alpha']):g}: the {r['source']} reached a point read as {r['kind']}, not a distinct "
-            f"fixed point: {r['reclassified']}" for _, r in rows.iterrows()]
+    return [f"α = {float(r['alpha']):g}, {r['reclassified']}: the {r['kind']} point ({r['source']}) seen through "
+            "the QMC noise, not a distinct fixed point" for _, r in rows.iterrows()]
 
 
 def _f(row, col: str) -> float:

@@ -236,6 +236,17 @@ def _kicked(sol, sigma: float, direction: str):
     return out
 
 
+def _add_free(here: list[dict[str, Any]], row: dict[str, Any]) -> None:
+    """Add a free solve's point to the rows ``here`` of one α. A point reclassified as a pinned one seen through
+    the QMC noise (:func:`~.kinds.free_point_kind`) is never a distinct competitor: where ``here`` has a point of
+    that kind already it is that point (the record goes on its row, its verdict of stability stands)."""
+    same = [r for r in here if r["kind"] == row["kind"]]
+    if row["reclassified"] and same:
+        same[0]["reclassified"] = "; ".join(x for x in (same[0]["reclassified"], row["reclassified"]) if x)
+        return
+    here.append(row)
+
+
 def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4, solver=None,
            progress: Callable[[str, int, int], None] | None = None, stability_nodes: int | None = None):
     """All fixed points that decide the global minimum at each α of ``alphas`` (MODEL.md §6 "Transition").
@@ -311,7 +322,7 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
                           rtol=CURVE_RTOL)
                 if f.converged and math.isfinite(float(f.e_t)):
                     k = free_point_kind(f, sigma)
-                    here.append(_entry(a, k.kind, f, True, src, k.note))
+                    _add_free(here, _entry(a, k.kind, f, True, src, f"{src}: {k.note}" if k.note else ""))
         rows.extend(here)
     if progress and alphas:
         progress("fixed points", len(alphas), len(alphas))
@@ -322,17 +333,18 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
 
 def global_minimum(fixed_points):
     """Per α, the lowest-e_t *stable* fixed point of a :func:`survey` table: columns alpha, global_kind,
-    e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known) and ``reclassified`` (that
-    point's, where a free point's kind by size was not resolved by the scrambles; "" else)."""
+    e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known) and ``reclassified``: the
+    free points at that α whose kind by size the scrambles did not resolve (:func:`_add_free`; "" where none)."""
     import pandas as pd
 
     out = []
     for a, grp in fixed_points.groupby("alpha", sort=True):
         st = grp[grp["stable"]]
+        rec = "; ".join(str(x) for x in grp.get("reclassified", []) if isinstance(x, str) and x)
         if st.empty:
-            out.append(dict(alpha=a, global_kind="none", e_t_global=np.nan, eps_g_global=np.nan, reclassified=""))
+            out.append(dict(alpha=a, global_kind="none", e_t_global=np.nan, eps_g_global=np.nan, reclassified=rec))
             continue
         r = st.loc[st["e_t"].idxmin()]
         out.append(dict(alpha=a, global_kind=r["kind"], e_t_global=r["e_t"], eps_g_global=r["eps_g"],
-                        reclassified=str(r.get("reclassified", "") or "")))
+                        reclassified=rec))
     return pd.DataFrame(out, columns=["alpha", "global_kind", "e_t_global", "eps_g_global", "reclassified"])
