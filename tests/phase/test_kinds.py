@@ -32,18 +32,32 @@ def test_noise_floor_mixed_point_is_the_uninformative_point():
     assert fixed_point_kind(s, L3.sigma) == "mixed"
     k = free_point_kind(s, L3.sigma)
     assert (k.by_size, k.kind, k.reclassified) == ("mixed", "uninformative", True)
-    assert k.note.startswith("mixed → uninformative") and "m not significant" in k.note and "θ not significant" in k.note
+    assert k.note.startswith("mixed → uninformative") and "m at the noise floor" in k.note
+    assert "θ at the noise floor" in k.note or "θ not significant" in k.note
 
 
 def test_a_resolved_theta_makes_it_semantic_and_a_resolved_m_positional():
     xs = NOISE_L3.copy()
     xs[:, 4] = [0.100, 0.101, 0.099, 0.1005]               # θ the same on every scramble: resolved
     k = free_point_kind(_sol(L3, xs), L3.sigma)
-    assert (k.by_size, k.kind) == ("mixed", "semantic") and "θ not significant" not in k.note
+    assert (k.by_size, k.kind) == ("mixed", "semantic") and "m at the noise floor" in k.note
+    assert "θ at the noise floor" not in k.note and "θ not significant" not in k.note
     xs = NOISE_L3.copy()
     xs[:, 1:4] = [0.10, -0.05, -0.05]                      # M the same on every scramble: resolved
     k = free_point_kind(_sol(L3, xs), L3.sigma)
-    assert (k.by_size, k.kind) == ("mixed", "positional") and "m not significant" not in k.note
+    assert (k.by_size, k.kind) == ("mixed", "positional") and "θ at the noise floor" in k.note
+    assert "m not significant" not in k.note
+
+
+def test_with_m_at_the_noise_floor_theta_must_be_significant_to_count():
+    """The same α in another run (the transition's survey): one scramble's θ (0.044) just beyond the reach of
+    θ = 0 (2 × 0.1 √q = 0.041), the scrambles still not resolving it — θ is not significant, so the point is
+    uninformative (semantic only with a significant θ)."""
+    xs = NOISE_L3.copy()
+    xs[2, 4] = -0.044
+    k = free_point_kind(_sol(L3, xs), L3.sigma)
+    assert (k.by_size, k.kind) == ("mixed", "uninformative")
+    assert "m at the noise floor" in k.note and "θ not significant" in k.note
 
 
 def test_a_genuine_mixed_point_stays_mixed():
@@ -51,6 +65,16 @@ def test_a_genuine_mixed_point_stays_mixed():
     reclassified."""
     k = free_point_kind(_sol(R2, MIXED_R2), R2.sigma)
     assert (k.kind, k.reclassified, k.note) == ("mixed", False, "")
+
+
+def test_scrambles_on_different_fixed_points_are_not_noise():
+    """r = 2, ω = 0.3, α = 2 at 128 × 2 (the survey's free solve from the semantic saddle): one scramble on the
+    mixed point (‖M_s‖ = 0.21), the other next to the semantic one (0.015). The scrambles do not resolve m, but
+    it is not at the noise floor (one scramble far beyond the reach of M = 0): the point stays mixed."""
+    xs = MIXED_R2.copy()
+    xs[1, 4:6] = [0.0106, 0.0106]                          # ‖M‖ = 0.015 on the second scramble
+    k = free_point_kind(_sol(R2, xs), R2.sigma)
+    assert (k.kind, k.reclassified) == ("mixed", False)
 
 
 def test_without_per_scramble_states_the_kind_by_size_stands():

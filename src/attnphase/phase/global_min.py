@@ -147,8 +147,8 @@ def reclassification_notes(fps) -> list[str]:
     if fps is None or "reclassified" not in fps:
         return []
     rows = fps[fps["reclassified"].fillna("").astype(str) != ""].sort_values("alpha")
-    return [f"α = {float(r['alpha']):g}, {r['reclassified']}: the {r['kind']} point ({r['source']}) seen through "
-            "the QMC noise, not a distinct fixed point" for _, r in rows.iterrows()]
+    return [f"α = {float(r['alpha']):g}, {r['reclassified']}: the {r['kind']} point seen through the QMC noise, "
+            "not a distinct fixed point" for _, r in rows.iterrows()]
 
 
 def _f(row, col: str) -> float:

@@ -1,6 +1,6 @@
 """What kind of fixed point a solve found — semantic, positional, mixed or uninformative — by which overlaps it
-has (MODEL.md §6 "Branches"): :func:`fixed_point_kind` by size alone, :func:`free_point_kind` by size *and*
-significance against the integration error (QMC, MODEL.md §8).
+has (MODEL.md §6 "Branches"): :func:`fixed_point_kind` by size alone, :func:`free_point_kind` for a free solve on
+QMC points, where an overlap at the noise floor of the points does not count (MODEL.md §8).
 
 A free (unpinned) solve on QMC points does not keep the pinned subspaces M = 0, θ = 0: each scramble's map
 pushes a small overlap of its own, so a free iterate next to the semantic or uninformative point carries an m
@@ -8,9 +8,18 @@ at the noise floor of the points. Measured at L = 3, A = 0.4 I + 0.2 J, ω = 0.3
 the free solve from the uninformative point ends at m = 0.014 (per scramble ‖M_s‖ = 0.019, 0.014, 0.0055,
 0.018) and θ = 0.027 (θ_s = 0.011, 0.020, −0.039, 0.040), e_t equal to the uninformative point's — by size a
 "mixed" point, which the survey took for the global minimum (a false fold α_c = 0.275 ± 0.025,
-docs/guides/transitions-any-model.md). An overlap counts only where the scrambles resolve it: the free
-verdict's rule on per-scramble norms (:func:`attnphase.theory.free_verdict.unresolved`: shrinks with the QMC
-size, t below ``SIGNIFICANCE_K`` or relative spread above ``SPREAD_LIMIT``, theory/significance.py).
+docs/guides/transitions-any-model.md). The rules are the free verdict's (:mod:`attnphase.theory.free_verdict`),
+on per-scramble norms, without its pinned solve:
+
+- an overlap is *at the noise floor* where every scramble's is within reach of its pinned subspace (rule 1:
+  ``REACH`` stability steps) and the scrambles do not resolve it (rule 5a, 5b: it shrinks with the QMC size, t
+  below ``SIGNIFICANCE_K`` or relative spread above ``SPREAD_LIMIT``, theory/significance.py);
+- an overlap is *significant* where the scrambles resolve it (rule 5a, 5b).
+
+A "mixed" point whose m is at the noise floor is semantic if θ is significant, else uninformative; one whose θ
+is at the noise floor is positional if m is significant, else uninformative. An overlap the scrambles do not
+resolve but that some scramble holds far from 0 is not noise (the scrambles found different fixed points: r = 2,
+ω = 0.3, α = 2 at 128 × 2, ‖M_s‖ = 0.22 and 0.015): such a point stays mixed.
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..theory.free_verdict import Evidence, scramble_invariants, unresolved
+from ..theory.free_verdict import REACH, Evidence, scramble_invariants, unresolved, within_reach
+from ..theory.growth import STABILITY_EPS, step
 from ..theory.significance import SIGNIFICANCE_K
 from ..theory.status import Status
 
@@ -65,10 +75,20 @@ class FreeKind:
         return self.kind != self.by_size
 
 
-def scramble_overlaps(sol) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None] | None:
-    """Per-scramble ‖M_s‖ and ‖θ_s‖ of a QMC solution (gauge invariants), at its points and at its coarse
-    stage's (None there without a coarse stage); None without per-scramble states (the split rule, a stand-in,
-    one scramble)."""
+@dataclass(frozen=True)
+class ScrambleOverlaps:
+    """Per-scramble ‖M_s‖, ‖θ_s‖ of a QMC solution (``z``, gauge invariants), at its coarse stage's points
+    (``z_coarse``, None without a coarse stage), and the stability step δ_s (``delta``, the free verdict's unit of
+    reach)."""
+
+    z: dict[str, np.ndarray]
+    z_coarse: dict[str, np.ndarray] | None
+    delta: np.ndarray
+
+
+def scramble_overlaps(sol) -> ScrambleOverlaps | None:
+    """:class:`ScrambleOverlaps` of ``sol``; None without per-scramble states (the split rule, a stand-in, one
+    scramble)."""
     raw = getattr(sol, "raw", None)
     xs = getattr(raw, "scramble_x", None)
     if xs is None:
@@ -77,12 +97,11 @@ def scramble_overlaps(sol) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]
     if xs.ndim != 2 or xs.shape[0] < 2 or not np.all(np.isfinite(xs)):
         return None
     p = sol.params
-    inv = scramble_invariants(xs, p.r, p.k, p.r_star)
     xc = getattr(raw, "coarse_scramble_x", None)
     coarse = None
     if xc is not None and np.all(np.isfinite(np.asarray(xc, float))):
         coarse = scramble_invariants(np.asarray(xc, float), p.r, p.k, p.r_star)
-    return inv, coarse
+    return ScrambleOverlaps(scramble_invariants(xs, p.r, p.k, p.r_star), coarse, step(xs, p.r, STABILITY_EPS))
 
 
 def overlap_resolved(z: np.ndarray, z_coarse: np.ndarray | None, name: str,
@@ -95,27 +114,27 @@ def overlap_resolved(z: np.ndarray, z_coarse: np.ndarray | None, name: str,
     return not bad, why
 
 
+def _sym(name: str) -> str:
+    return "θ" if name == "theta" else name
+
+
 def free_point_kind(sol, sigma: float, k_se: float = SIGNIFICANCE_K) -> FreeKind:
-    """The kind of a free solve's fixed point ``sol``: an overlap counts where it exceeds ``MIXED_TOL·σ√q`` and,
-    where the solve has per-scramble states (QMC), the scrambles resolve it (:func:`overlap_resolved`). A
-    "mixed" point whose m is not resolved is semantic (θ resolved) or uninformative; one whose θ is not resolved
-    is positional — the pinned point seen through the QMC noise, never a distinct competitor. Without
-    per-scramble states (the split rule) the kind by size stands."""
-    has = above_tol(sol, sigma)
-    by_size = kind_of(has["m"], has["theta"])
-    per = scramble_overlaps(sol)
+    """The kind of a free solve's fixed point ``sol`` (module docstring): by size (:func:`fixed_point_kind`),
+    and a "mixed" one whose m or θ is at the noise floor of the QMC points is the pinned point seen through the
+    noise — semantic, positional or uninformative, never a distinct competitor. Without per-scramble states
+    (the split rule) the kind by size stands."""
+    by_size = fixed_point_kind(sol, sigma)
+    per = scramble_overlaps(sol) if by_size == "mixed" else None
     if per is None:
         return FreeKind(by_size, by_size)
-    inv, coarse = per
-    why = {}
-    for name in ("m", "theta"):
-        if has[name]:
-            ok, reason = overlap_resolved(inv[name], None if coarse is None else coarse[name], name, k_se)
-            if not ok:
-                has[name], why[name] = False, reason
-    kind = kind_of(has["m"], has["theta"])
-    if kind == by_size:
-        return FreeKind(kind, by_size)
-    vals = ", ".join(f"{'θ' if n == 'theta' else n} = {abs(float(getattr(sol, n))):.3g}" for n in ("m", "theta"))
-    lost = "; ".join(f"{'θ' if n == 'theta' else n} not significant: {r}" for n, r in why.items())
-    return FreeKind(kind, by_size, f"{by_size} → {kind} ({vals}; {lost})")
+    test = {n: overlap_resolved(per.z[n], None if per.z_coarse is None else per.z_coarse[n], n, k_se)
+            for n in ("m", "theta")}
+    floor = {n: not test[n][0] and within_reach(per.z[n], per.delta) for n in ("m", "theta")}
+    if not (floor["m"] or floor["theta"]):
+        return FreeKind(by_size, by_size)
+    kind = kind_of(test["m"][0] and not floor["m"], test["theta"][0] and not floor["theta"])
+    vals = ", ".join(f"{_sym(n)} = {abs(float(getattr(sol, n))):.3g}" for n in ("m", "theta"))
+    why = "; ".join(f"{_sym(n)} at the noise floor: {test[n][1]}, every scramble within {REACH:g} stability "
+                    f"steps of {_sym(n)} = 0" if floor[n] else f"{_sym(n)} not significant: {test[n][1]}"
+                    for n in ("m", "theta") if not test[n][0])
+    return FreeKind(kind, by_size, f"{by_size} → {kind} ({vals}; {why})")
