@@ -103,8 +103,10 @@ def test_the_r2_mixed_point_stays_the_global_minimum():
     from attnphase.phase.continuation import phase_qmc
     r = transition(ModelParams(r=2, omega=0.3), alphas=[2.0, 3.0], qmc_config=phase_qmc(128, 2), end_xtol=0.25,
                    refine=False, mixed_alphas=[], extend=False)
-    gm = r.global_minimum
+    gm, fps = r.global_minimum, r.fixed_points
     assert list(gm["global_kind"]) == ["mixed", "mixed"] and not (gm["reclassified"] != "").any()
-    mixed = r.fixed_points[r.fixed_points["kind"] == "mixed"]
-    assert (mixed["m"] > 0.15).all() and (mixed["theta"] > 0.08).all()
+    free = fps[fps["source"].str.startswith("free")]
+    assert set(free["kind"]) == {"mixed"} and not (free["reclassified"] != "").any()
+    # α = 2: one free solve has its two scrambles on different fixed points (‖M_s‖ = 0.22, 0.015): not noise
+    assert (free["m"] > 0.1).all() and (free["theta"] > 0.08).all()
     assert not any("seen through the QMC noise" in n for n in r.notes)
