@@ -141,9 +141,9 @@ def mark_ties(gm, fps, k: float = TIE_K):
 
 
 def reclassification_notes(fps) -> list[str]:
-    """One note per row of the survey ``fps`` that holds free points whose kind by size the scrambles did not
-    resolve (column ``reclassified``, :func:`~.kinds.free_point_kind`): each is that row's point seen through
-    the QMC noise, never a distinct competitor."""
+    """One note per row of the survey ``fps`` that holds "mixed" free points whose m or θ is at the QMC noise
+    floor (column ``reclassified``, :func:`~.kinds.free_point_kind`): each is that row's point seen through the
+    noise, never a distinct competitor."""
     if fps is None or "reclassified" not in fps:
         return []
     rows = fps[fps["reclassified"].fillna("").astype(str) != ""].sort_values("alpha")

@@ -258,14 +258,13 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
     lower must exist off the pinned subspaces), it runs the unpinned (free) iteration from each saddle pushed
     along its unstable direction and from the uninformative point pushed along m and θ: a damped iteration
     converges only to attracting fixed points, so what it finds is stable; it is classified by its overlaps
-    (:func:`~.kinds.free_point_kind`: by its overlaps, each counted only where the scrambles resolve it) — a
-    *mixed* point, or a pure one the pinned continuation missed (or the pinned point seen through the QMC noise,
-    ``reclassified`` saying so).
+    (:func:`~.kinds.free_point_kind`; a "mixed" one whose m or θ is at the QMC noise floor is the pinned point
+    seen through the noise, :func:`_add_free`) — a *mixed* point, or a pure one the pinned continuation missed.
     At r ≥ 2 the free iteration is also started from every valid pinned point pushed along the other overlap:
     the mixed (free) points of a rank-2 student can be the global minimum next to two stable pinned points.
     Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source and the standard
-    errors e_t_err, eps_g_err, stability_err (NaN without per-point errors); ``reclassified``: for a free
-    point whose overlap by size is not resolved by the scrambles, its kind by size → its kind, and why ("" else).
+    errors e_t_err, eps_g_err, stability_err (NaN without per-point errors); ``reclassified``: the free points
+    of that kind at the QMC noise floor held by the row (their start, kind by size → kind, and why; "" else).
     ``stability_nodes``: the rule of the uninformative point's growth factor (None: the solver's default).
     """
     import pandas as pd
@@ -334,7 +333,7 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
 def global_minimum(fixed_points):
     """Per α, the lowest-e_t *stable* fixed point of a :func:`survey` table: columns alpha, global_kind,
     e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known) and ``reclassified``: the
-    free points at that α whose kind by size the scrambles did not resolve (:func:`_add_free`; "" where none)."""
+    free points at that α read as a pinned point seen through the QMC noise (:func:`_add_free`; "" where none)."""
     import pandas as pd
 
     out = []
