@@ -10,7 +10,8 @@ import pytest
 
 from attnphase.model import ModelParams
 from attnphase.phase.continuation import Branch, BranchEnd, BranchPoint, PointState
-from attnphase.phase.stability import fixed_point_kind, global_minimum
+from attnphase.phase.kinds import fixed_point_kind
+from attnphase.phase.stability import global_minimum
 from attnphase.phase.global_min import global_switch
 
 COLS = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source"]

@@ -140,6 +140,17 @@ def mark_ties(gm, fps, k: float = TIE_K):
     return gm
 
 
+def reclassification_notes(fps) -> list[str]:
+    """One note per row of the survey ``fps`` that holds "mixed" free points whose m or θ is at the QMC noise
+    floor (column ``reclassified``, :func:`~.kinds.free_point_kind`): each is that row's point seen through the
+    noise, never a distinct competitor."""
+    if fps is None or "reclassified" not in fps:
+        return []
+    rows = fps[fps["reclassified"].fillna("").astype(str) != ""].sort_values("alpha")
+    return [f"α = {float(r['alpha']):g}, {r['reclassified']}: the {r['kind']} point seen through the QMC noise, "
+            "not a distinct fixed point" for _, r in rows.iterrows()]
+
+
 def _f(row, col: str) -> float:
     return float(row[col]) if col in row and row[col] is not None else math.nan
 

@@ -19,9 +19,7 @@ import numpy as np
 from ..model import ModelParams
 from ..theory.state import OrderParams
 from .continuation import overlap_key, point_state
-
-MIXED_TOL = 1e-3
-"""A fixed point is *mixed* when both |m| and |θ| exceed ``MIXED_TOL·σ√q``."""
+from .kinds import MIXED_TOL, free_point_kind, kind_of
 
 
 def _vec(sol) -> np.ndarray:
@@ -148,8 +146,7 @@ def mixed_search(params: ModelParams, alpha: float, sem, pos, *, nodes: int = 4,
         except (FloatingPointError, ValueError, OverflowError) as exc:
             x, success, res, msg = x0, False, float("nan"), f"failed: {exc}"
         scale = MIXED_TOL * params.sigma * math.sqrt(max(x[0], 1e-12))
-        kind = ("mixed" if abs(x[1]) > scale and abs(x[3]) > scale else "semantic" if abs(x[3]) > scale
-                else "positional" if abs(x[1]) > scale else "uninformative")
+        kind = kind_of(abs(x[1]) > scale, abs(x[3]) > scale)
         row: dict[str, Any] = dict(alpha=float(alpha), start_fraction=float(t), converged=success and res < 1e-6,
                                    q=float(x[0]), m=float(x[1]), V=float(x[2]), theta=float(x[3]),
                                    residual=res, kind=kind, message=msg, nodes=nodes, e_t=float("nan"),
@@ -205,27 +202,19 @@ SADDLE_KICK = 0.1
 σ√q for θ), for the free solve started there."""
 
 
-def fixed_point_kind(sol, sigma: float) -> str:
-    """``semantic`` / ``positional`` / ``mixed`` / ``uninformative`` by which overlaps exceed
-    ``MIXED_TOL·σ√q`` (MODEL.md §6 "Branches")."""
-    scale = MIXED_TOL * sigma * math.sqrt(max(float(sol.q), 0.0))
-    has_m, has_t = abs(float(sol.m)) > scale, abs(float(sol.theta)) > scale
-    return "mixed" if has_m and has_t else "semantic" if has_t else "positional" if has_m else "uninformative"
-
-
 def _err(sol, name: str) -> float:
     """The standard error of ``name`` where the solver gives one (QMC), else NaN."""
     f = getattr(sol, "error", None)
     return float(f(name)) if callable(f) else math.nan
 
 
-def _entry(alpha, kind, sol, stable, source) -> dict[str, Any]:
+def _entry(alpha, kind, sol, stable, source, reclassified: str = "") -> dict[str, Any]:
     se = getattr(sol, "stability_err", None)
     return dict(alpha=float(alpha), kind=kind, e_t=float(sol.e_t), eps_g=float(sol.eps_g), q=float(sol.q),
                 m=abs(float(sol.m)), theta=abs(float(sol.theta)), V=float(sol.V), stable=bool(stable),
                 stability=float("nan") if sol.stability is None else float(sol.stability), source=source,
                 e_t_err=_err(sol, "e_t"), eps_g_err=_err(sol, "eps_g"),
-                stability_err=math.nan if se is None else float(se))
+                stability_err=math.nan if se is None else float(se), reclassified=reclassified)
 
 
 def _kicked(sol, sigma: float, direction: str):
@@ -247,6 +236,17 @@ def _kicked(sol, sigma: float, direction: str):
     return out
 
 
+def _add_free(here: list[dict[str, Any]], row: dict[str, Any]) -> None:
+    """Add a free solve's point to the rows ``here`` of one α. A point reclassified as a pinned one seen through
+    the QMC noise (:func:`~.kinds.free_point_kind`) is never a distinct competitor: where ``here`` has a point of
+    that kind already it is that point (the record goes on its row, its verdict of stability stands)."""
+    same = [r for r in here if r["kind"] == row["kind"]]
+    if row["reclassified"] and same:
+        same[0]["reclassified"] = "; ".join(x for x in (same[0]["reclassified"], row["reclassified"]) if x)
+        return
+    here.append(row)
+
+
 def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, nodes: int = 4, solver=None,
            progress: Callable[[str, int, int], None] | None = None, stability_nodes: int | None = None):
     """All fixed points that decide the global minimum at each α of ``alphas`` (MODEL.md §6 "Transition").
@@ -258,11 +258,13 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
     lower must exist off the pinned subspaces), it runs the unpinned (free) iteration from each saddle pushed
     along its unstable direction and from the uninformative point pushed along m and θ: a damped iteration
     converges only to attracting fixed points, so what it finds is stable; it is classified by its overlaps
-    (:func:`fixed_point_kind`) — a *mixed* point, or a pure one the pinned continuation missed.
+    (:func:`~.kinds.free_point_kind`; a "mixed" one whose m or θ is at the QMC noise floor is the pinned point
+    seen through the noise, :func:`_add_free`) — a *mixed* point, or a pure one the pinned continuation missed.
     At r ≥ 2 the free iteration is also started from every valid pinned point pushed along the other overlap:
     the mixed (free) points of a rank-2 student can be the global minimum next to two stable pinned points.
     Returns a DataFrame: alpha, kind, e_t, eps_g, q, m, theta, V, stable, stability, source and the standard
-    errors e_t_err, eps_g_err, stability_err (NaN without per-point errors).
+    errors e_t_err, eps_g_err, stability_err (NaN without per-point errors); ``reclassified``: the free points
+    of that kind at the QMC noise floor held by the row (their start, kind by size → kind, and why; "" else).
     ``stability_nodes``: the rule of the uninformative point's growth factor (None: the solver's default).
     """
     import pandas as pd
@@ -318,26 +320,30 @@ def survey(params: ModelParams, branches: dict, alphas: Sequence[float], *, node
                 f = solve(params, a, "free", nodes=nodes, init=start, max_steps=SURVEY_MAX_STEPS, stability=False,
                           rtol=CURVE_RTOL)
                 if f.converged and math.isfinite(float(f.e_t)):
-                    here.append(_entry(a, fixed_point_kind(f, sigma), f, True, src))
+                    k = free_point_kind(f, sigma)
+                    _add_free(here, _entry(a, k.kind, f, True, src, f"{src}: {k.note}" if k.note else ""))
         rows.extend(here)
     if progress and alphas:
         progress("fixed points", len(alphas), len(alphas))
     cols = ["alpha", "kind", "e_t", "eps_g", "q", "m", "theta", "V", "stable", "stability", "source", "e_t_err",
-            "eps_g_err", "stability_err"]
+            "eps_g_err", "stability_err", "reclassified"]
     return pd.DataFrame(rows, columns=cols)
 
 
 def global_minimum(fixed_points):
     """Per α, the lowest-e_t *stable* fixed point of a :func:`survey` table: columns alpha, global_kind,
-    e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known)."""
+    e_t_global, eps_g_global (``none`` / NaN where no stable fixed point is known) and ``reclassified``: the
+    free points at that α read as a pinned point seen through the QMC noise (:func:`_add_free`; "" where none)."""
     import pandas as pd
 
     out = []
     for a, grp in fixed_points.groupby("alpha", sort=True):
         st = grp[grp["stable"]]
+        rec = "; ".join(str(x) for x in grp.get("reclassified", []) if isinstance(x, str) and x)
         if st.empty:
-            out.append(dict(alpha=a, global_kind="none", e_t_global=np.nan, eps_g_global=np.nan))
+            out.append(dict(alpha=a, global_kind="none", e_t_global=np.nan, eps_g_global=np.nan, reclassified=rec))
             continue
         r = st.loc[st["e_t"].idxmin()]
-        out.append(dict(alpha=a, global_kind=r["kind"], e_t_global=r["e_t"], eps_g_global=r["eps_g"]))
-    return pd.DataFrame(out, columns=["alpha", "global_kind", "e_t_global", "eps_g_global"])
+        out.append(dict(alpha=a, global_kind=r["kind"], e_t_global=r["e_t"], eps_g_global=r["eps_g"],
+                        reclassified=rec))
+    return pd.DataFrame(out, columns=["alpha", "global_kind", "e_t_global", "eps_g_global", "reclassified"])

@@ -25,7 +25,7 @@ from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_tabl
                            unsolved_point)
 from .crossing import growth_crossing, precise_crossing
 from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
-                         mark_ties, resolved_crossing, unknown_gap)
+                         mark_ties, reclassification_notes, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
 from .result import TransitionResult, global_reason, reasons
 from .roots import table_root
@@ -379,6 +379,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         notes.append(zero)
         if alpha_c is None and not any(br.valid() for br in branches.values()):
             c_reason = zero + "; " + c_reason
+    notes.extend(reclassification_notes(fps))
     if mixed_alphas is None:
         mixed_alphas = [round(alpha_c, 4)] if alpha_c is not None else []
     if scaled is not None and scaled.ok:
