@@ -6,14 +6,17 @@ figure (attnphase.empirical_diagram.report; the command lines: examples/sweeps/p
 
 Writes OUT/cells.csv (per (ω, α): e_t mean ± s.e. per start, Δe_t = pos − sem ± s.e., paired per instance,
 converged counts), OUT/alpha_c.csv (per ω: the empirical α_c ± s.e. from Δe_t's sign change, the theory's α_c
-and α_l, their difference) and OUT/diagram.png; prints a JSON summary (tasks done / pending / failed).
+and α_l, their difference), OUT/diagram.png and OUT/provenance.json (the spec, the code versions and commits that
+ran the tasks, the tasks' summed wall time); prints a JSON summary (tasks done / pending / failed).
 """
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from attnphase.empirical_diagram import report
+from attnphase.provenance import provenance
 from attnphase.sweeps import frame, load, status
 
 
@@ -28,6 +31,14 @@ def main() -> None:
     df = df[(df["kind"] == "simulate") & (df["status"] == "done")]
     summary = report(df, a.out, a.theory)
     summary.update(sweep=sw.name, tasks=status(sw))
+    tasks = df.drop_duplicates("key")
+    ran_by = dict(versions=sorted(tasks["version"].astype(str).unique()),
+                  commits=sorted(tasks["git"].astype(str).unique()),
+                  dirty=bool(tasks["git_dirty"].astype(bool).any()),
+                  task_wall_s_sum=float(tasks["wall_s"].sum()))
+    prov = provenance(dict(spec=str(a.spec), theory=a.theory), sweep=sw.name, tasks=summary["tasks"],
+                      students=summary["students"], unconverged_students=summary["unconverged"], ran_by=ran_by)
+    (Path(a.out) / "provenance.json").write_text(json.dumps(prov, indent=1, default=str))
     print(json.dumps(summary, indent=1, default=str))
 
 
