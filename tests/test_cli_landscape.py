@@ -15,7 +15,7 @@ SEMANTIC_THETA_OVER_S2 = 0.6326
 
 def test_landscape_json_minima_are_the_fixed_points(capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["theory", "point", "--alpha", "2", "--landscape", "--integrator", "qmc", "--qmc-points", "512",
+        main(["theory", "point", "--alpha", "2", "--landscape", "--integrator", "qmc", "--qmc-points", "256",
               "--scrambles", "2", "--json"])
     assert exc.value.code in (0, None)
     d = json.loads(capsys.readouterr().out)
