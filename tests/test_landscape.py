@@ -86,6 +86,20 @@ def test_stationary_points_and_barriers_of_a_double_well():
     assert stationary_points(y, y ** 2, -2 * y)[0] == Stationary("min", 0.0, 0.0)
 
 
+def test_barriers_refused_across_unconverged_samples():
+    """An unconverged sample (NaN) is a "gap" of the profile: a maximum may hide there, so barriers() refuses
+    with an error naming ``points`` instead of measuring a barrier across it (issue 32)."""
+    x = np.linspace(-1.6, 1.6, 33)
+    e = (x ** 2 - 1) ** 2 - 0.2 * x
+    f = -(4 * x * (x ** 2 - 1) - 0.2)
+    e[15:18], f[15:18] = np.nan, np.nan            # the samples around the maximum near x = 0 did not converge
+    pts = stationary_points(x, e, f, symmetric_origin=False)
+    assert [p.kind for p in pts if p.kind != "gap"] == ["min", "max", "min"]   # the maximum interpolated across
+    assert [p.at for p in pts if p.kind == "gap"] == pytest.approx(list(x[15:18]))
+    with pytest.raises(ParameterError, match="points must be a profile with every sample converged"):
+        barriers(pts)
+
+
 def test_bad_input_names_the_parameter():
     p = ModelParams(omega=0.3, sigma=0.7)
     with pytest.raises(ParameterError, match="thetas"):
