@@ -26,7 +26,7 @@ def test_root_agrees_with_a_brute_force_scan_on_a_coarse_lattice():
     within the scan's interpolation error (0.01); both lie well below the RS α_c."""
     p = ModelParams(sigma=0.7, lam=0.01, omega=0.3)
     res = RC.alpha_c_1rsb(p, 0.6408, grid=COARSE, y_order=8, check=None, xtol=0.005)
-    scan, pairs = RC.scan_crossing(RC.Sectors(p, COARSE, 8), [0.3, 0.35, 0.4, 0.45, 0.5])
+    scan, pairs = RC.scan_crossing(RC.Sectors(p, COARSE, 8), [0.3, 0.35, 0.4, 0.45, 0.5, 0.6])
     assert res.alpha_c is not None and scan is not None, (res.reason, [q.to_dict() for q in pairs])
     assert abs(res.alpha_c - scan) < 0.01
     assert res.alpha_c < 0.6408 - 0.1

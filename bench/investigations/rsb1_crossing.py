@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.model import ModelParams
-from attnphase.phase.rsb1_crossing import Sectors, alpha_c_1rsb, scan_crossing
+from attnphase.phase.rsb1_crossing import Sectors, alpha_c_1rsb, grids_for, scan_crossing
 
 SETTINGS = {  # name: (sigma, lam, RS alpha_c from `theory transition --json`, scan grid)
     "s0.7": (0.7, 0.01, 0.6408, (0.3, 0.35, 0.4, 0.45, 0.5)),
@@ -34,7 +34,7 @@ def main(name: str) -> None:
     print(name, "root", res.alpha_c, "+-", res.err, res.reason, f"cpu {t1 - t0:.0f} s", flush=True)
     for p in sorted(res.pairs, key=lambda p: p.alpha):
         print("   ", json.dumps(p.to_dict()), flush=True)
-    sec = Sectors(params)
+    sec = Sectors(params, grids_for(params)[0])
     scan_root, pairs = scan_crossing(sec, grid)
     t2 = time.process_time()
     print(name, "scan", scan_root, f"cpu {t2 - t1:.0f} s", flush=True)

@@ -28,17 +28,28 @@ from ..theory.routing import is_small
 from ..theory.solve import solve
 
 GRID = rsb1.OmegaGrid(2.7, 73)
-"""ω grid of the crossing (spacing 0.075); Y_ORDER the Gauss–Hermite order in y (θ ≠ 0 needs >= 10: 0.01 %
-of the RS e_t at order 12, 0.4 % at 8, σ = 0.7, α = 0.8)."""
+"""ω grid of the crossing at σ <= 0.7 (spacing 0.075); Y_ORDER the Gauss–Hermite order in y (θ ≠ 0 needs
+>= 10: 0.01 % of the RS e_t at order 12, 0.4 % at 8, σ = 0.7, α = 0.8). Wider σ: :func:`grids_for`."""
 Y_ORDER = 10
 CHECK_GRID = rsb1.OmegaGrid(2.7, 55)
 """The coarser setting whose gap at the root gives the integration error."""
 CHECK_Y_ORDER = 8
+
+
+def grids_for(params: ModelParams) -> tuple[rsb1.OmegaGrid, rsb1.OmegaGrid]:
+    """(grid, check grid): GRID and CHECK_GRID up to σ = 0.7; above, the range grows as 3.9σ (the outer mean
+    (θ/σ) y reaches ±2σ) at spacings 0.1 and 0.15 (the cost kept at GRID's)."""
+    if params.sigma <= 0.7:
+        return GRID, CHECK_GRID
+    R = round(3.9 * params.sigma, 2)
+    return (rsb1.OmegaGrid(R, 2 * int(round(R / 0.1)) + 1), rsb1.OmegaGrid(R, 2 * int(round(R / 0.15)) + 1))
 U_SCAN = (0.5, 0.7, 0.95, 1.3, 1.8)
 """The x scan, in units of α/e_RS (x* ≈ 0.8–1.3 α/e_RS at σ = 0.7)."""
 NOT_REQUESTED = "not requested (transition(..., rsb1=True); `theory transition` asks for it)"
-THETA_SEED = 0.3
-"""θ/σ² of the semantic sector's first start."""
+THETA_SEEDS = (0.2, 0.35, 0.5)
+"""θ/σ² of the semantic sector's starts where no neighbouring α gives one (the lowest θ ≠ 0 saddle is kept)."""
+THETA_ZERO = 1e-6
+"""|θ|/σ² below this: the semantic saddle is a θ = 0 one."""
 
 
 @dataclass
@@ -50,10 +61,17 @@ class SectorPair:
     sem: Rsb1Point | None
 
     @property
+    def semantic(self) -> bool:
+        """The semantic sector's saddle has θ ≠ 0 (else it fell back onto a θ = 0 saddle)."""
+        return self.sem is not None and abs(self.sem.theta) > THETA_ZERO * self.sem.sigma ** 2
+
+    @property
     def gap(self) -> float:
+        """e_gs^sem − e_gs^unin; where the semantic saddle has θ = 0 no semantic state is below: max(·, 0)."""
         if self.unin is None or self.sem is None:
             return math.nan
-        return self.sem.e - self.unin.e
+        d = self.sem.e - self.unin.e
+        return d if self.semantic else max(d, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         s2 = (self.sem.sigma ** 2) if self.sem else 1.0
@@ -67,34 +85,38 @@ class SectorPair:
 class Sectors:
     """The two sectors' ground states along α on one table lattice, each warm-started from the nearest α done."""
 
-    def __init__(self, params: ModelParams, grid: rsb1.OmegaGrid = GRID, y_order: int = Y_ORDER):
-        self.params, self.done = params, {}
+    def __init__(self, params: ModelParams, grid: rsb1.OmegaGrid = GRID, y_order: int = Y_ORDER,
+                 seed: SectorPair | None = None):
+        self.params, self.done, self.seed = params, {}, seed
         self.lattice: TableLattice | None = None
         self.grid, self.y_order = grid, y_order
 
-    def _rs(self, alpha: float):
-        sol = solve(self.params, alpha, "uninformative", stability=False)[0]
-        return sol.values["q"], sol.values["V"], sol.values["e_t"]
-
     def at(self, alpha: float) -> SectorPair:
+        """Both ground states at ``alpha``, warm-started from the nearest α done (or ``seed``), else from the RS
+        uninformative point and :data:`THETA_SEEDS`."""
         alpha = float(alpha)
         if alpha in self.done:
             return self.done[alpha]
         s2 = self.params.sigma ** 2
-        near = min(self.done.values(), key=lambda p: abs(p.alpha - alpha), default=None)
+        near = min(self.done.values(), key=lambda p: abs(p.alpha - alpha), default=self.seed)
         if near is None or near.unin is None:
-            q, V, e = self._rs(alpha)
-            u0 = (0.001, q, 0.7 * V)
-            scale = e / alpha
-            if self.lattice is None:
-                self.lattice = TableLattice(self.params, self.grid, self.y_order, V_ref=V)
+            sol = solve(self.params, alpha, "uninformative", stability=False)[0]
+            q, V, e = sol.values["q"], sol.values["V"], sol.values["e_t"]
+            u0, scale = (0.001, q, 0.7 * V), e / alpha
         else:
-            u0, scale = near.unin.unknowns, near.unin.e / near.alpha
-        s0 = near.sem.unknowns if near is not None and near.sem is not None else (
-            u0[0], max(u0[1] - THETA_SEED ** 2 * s2, 0.02), u0[2], THETA_SEED * s2)
+            u0, scale, V = near.unin.unknowns, near.unin.e / near.alpha, near.unin.V
+        if self.lattice is None:
+            self.lattice = TableLattice(self.params, self.grid, self.y_order, V_ref=V)
         xs = [u / scale for u in U_SCAN]
-        pair = SectorPair(alpha, _best(self.lattice, alpha, xs, u0, Sector.UNINFORMATIVE),
-                          _best(self.lattice, alpha, xs, s0, Sector.SEMANTIC))
+        unin = _best(self.lattice, alpha, xs, u0, Sector.UNINFORMATIVE)
+        if near is not None and near.semantic:
+            starts = [near.sem.unknowns]
+        else:
+            starts = [(u0[0], max(u0[1] - t * t * s2, 0.02), u0[2], t * s2) for t in THETA_SEEDS]
+        sems = [b for b in (_best(self.lattice, alpha, xs, st, Sector.SEMANTIC) for st in starts) if b is not None]
+        nonzero = [b for b in sems if abs(b.theta) > THETA_ZERO * s2]
+        sem = min(nonzero or sems, key=lambda b: b.e, default=None)
+        pair = SectorPair(alpha, unin, sem)
         self.done[alpha] = pair
         return pair
 
@@ -109,10 +131,11 @@ def _interp_root(a0: float, g0: float, a1: float, g1: float) -> float:
 
 
 def scan_crossing(sectors: Sectors, alphas: Sequence[float]) -> tuple[float | None, list[SectorPair]]:
-    """The brute-force method: gap on ``alphas`` (increasing), the first sign change from + to − linearly
-    interpolated. (None, pairs) where there is none."""
-    pairs = [sectors.at(a) for a in sorted(alphas)]
-    for p, n in zip(pairs, pairs[1:]):
+    """The brute-force method: gap on ``alphas``, solved from the largest down (the semantic saddle continued
+    towards its onset), the sign change from + (below) to − (above) nearest the top, linearly interpolated.
+    (None, pairs) where there is none."""
+    pairs = sorted((sectors.at(a) for a in sorted(alphas, reverse=True)), key=lambda p: p.alpha)
+    for p, n in reversed(list(zip(pairs, pairs[1:]))):
         if math.isfinite(p.gap) and math.isfinite(n.gap) and p.gap >= 0 > n.gap:
             return _interp_root(p.alpha, p.gap, n.alpha, n.gap), pairs
     return None, pairs
@@ -136,14 +159,16 @@ class Rsb1Crossing:
 
 
 def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alpha_min: float = 0.1,
-                 xtol: float = 0.005, max_evals: int = 12, grid: rsb1.OmegaGrid = GRID, y_order: int = Y_ORDER,
-                 check: tuple[rsb1.OmegaGrid, int] | None = (CHECK_GRID, CHECK_Y_ORDER)) -> Rsb1Crossing:
+                 xtol: float = 0.005, max_evals: int = 12, grid: rsb1.OmegaGrid | None = None,
+                 y_order: int = Y_ORDER, check: tuple[rsb1.OmegaGrid, int] | None | str = "default") -> Rsb1Crossing:
     """α_c^1RSB below ``alpha_hi`` (the RS α_c): gap stepped down from ``alpha_hi − step/2`` by ``step`` until
     it is >= 0 (bracket), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
     error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width."""
     t0 = time.process_time()
     if not is_small(params):
         return Rsb1Crossing(None, None, "1RSB is implemented for L = 2, r = r* = 1 with the paper's P only")
+    grid = grids_for(params)[0] if grid is None else grid
+    check = (grids_for(params)[1], CHECK_Y_ORDER) if check == "default" else check
     sec = Sectors(params, grid, y_order)
     settings = dict(grid_n=grid.n, grid_R=grid.R, y_order=y_order, xtol=xtol)
     hi = alpha_hi - 0.5 * step
@@ -183,7 +208,8 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
     err = 0.5 * (b - a)
     reason = ""
     if check is not None:
-        g_check = Sectors(params, *check).at(root).gap
+        near = min(sec.done.values(), key=lambda p: abs(p.alpha - root))
+        g_check = Sectors(params, *check, seed=near).at(root).gap
         err += abs(g_check) / abs(slope) if math.isfinite(g_check) and slope != 0 else math.inf
         settings.update(check_grid_n=check[0].n, check_y_order=check[1], check_gap_at_root=g_check)
     if b - a > xtol:

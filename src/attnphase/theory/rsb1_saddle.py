@@ -153,7 +153,11 @@ def saddle(lattice: TableLattice, alpha: float, x: float, start: tuple, tol: flo
     w0 = np.concatenate([np.log(np.asarray(start[:3], float)), np.asarray(start[3:], float)])
     sol = root(F, w0, method="hybr", tol=tol)
     u = unpack(sol.x)
-    e, g = sector_value(lattice, alpha, sector, u, x)
+    try:
+        e, g = sector_value(lattice, alpha, sector, u, x)
+    except ParameterError as err:          # the solver left the domain: no saddle from this start
+        return Rsb1Point(alpha, x, float(u[0]), float(u[1]), float(u[2]), float("nan"), (float("nan"),) * 4,
+                         Rsb1Status.NOT_CONVERGED, f"hybr left the domain: {err}", sector, sigma=lattice.params.sigma)
     gmax = float(np.max(np.abs(g[:n])))
     if np.sqrt(u[1]) < MIN_DQ_GRID * lattice.grid.h:
         status = Rsb1Status.COLLAPSED
