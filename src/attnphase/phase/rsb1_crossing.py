@@ -48,6 +48,8 @@ U_SCAN = (0.5, 0.7, 0.95, 1.3, 1.8)
 NOT_REQUESTED = "not requested (transition(..., rsb1=True); `theory transition` asks for it)"
 THETA_SEEDS = (0.2, 0.35, 0.5)
 """θ/σ² of the semantic sector's starts where no neighbouring α gives one (the lowest θ ≠ 0 saddle is kept)."""
+M_SEEDS = (0.15,)
+"""m of the positional sector's start where no neighbouring α gives one."""
 THETA_ZERO = 1e-6
 """|θ|/σ² below this: the semantic saddle is a θ = 0 one."""
 
@@ -59,6 +61,19 @@ class SectorPair:
     alpha: float
     unin: Rsb1Point | None
     sem: Rsb1Point | None
+    pos: Rsb1Point | None = None
+
+    @property
+    def positional(self) -> bool:
+        """The positional sector was solved and its saddle has m ≠ 0."""
+        return self.pos is not None and abs(self.pos.m) > THETA_ZERO
+
+    @property
+    def competitor(self) -> Rsb1Point | None:
+        """The lower of the uninformative and (where solved, m ≠ 0) the positional ground state."""
+        if self.positional and (self.unin is None or self.pos.e < self.unin.e):
+            return self.pos
+        return self.unin
 
     @property
     def semantic(self) -> bool:
@@ -67,10 +82,11 @@ class SectorPair:
 
     @property
     def gap(self) -> float:
-        """e_gs^sem − e_gs^unin; where the semantic saddle has θ = 0 no semantic state is below: max(·, 0)."""
-        if self.unin is None or self.sem is None:
+        """e_gs^sem − e_gs of the competitor; where the semantic saddle has θ = 0 no semantic state is below:
+        max(·, 0)."""
+        if self.competitor is None or self.sem is None:
             return math.nan
-        d = self.sem.e - self.unin.e
+        d = self.sem.e - self.competitor.e
         return d if self.semantic else max(d, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,15 +95,17 @@ class SectorPair:
                     e_unin=self.unin.e if self.unin else None, x_unin=self.unin.x if self.unin else None,
                     e_sem=self.sem.e if self.sem else None, x_sem=self.sem.x if self.sem else None,
                     theta_over_sigma2_sem=self.sem.theta / s2 if self.sem else None,
-                    q0_sem=self.sem.q0 if self.sem else None, dq_sem=self.sem.dq if self.sem else None)
+                    q0_sem=self.sem.q0 if self.sem else None, dq_sem=self.sem.dq if self.sem else None,
+                    e_pos=self.pos.e if self.pos else None, m_pos=self.pos.m if self.pos else None,
+                    competitor=None if self.competitor is None else self.competitor.sector.value)
 
 
 class Sectors:
     """The two sectors' ground states along α on one table lattice, each warm-started from the nearest α done."""
 
     def __init__(self, params: ModelParams, grid: rsb1.OmegaGrid = GRID, y_order: int = Y_ORDER,
-                 seed: SectorPair | None = None):
-        self.params, self.done, self.seed = params, {}, seed
+                 seed: SectorPair | None = None, positional: bool = True):
+        self.params, self.done, self.seed, self.with_pos = params, {}, seed, positional
         self.lattice: TableLattice | None = None
         self.grid, self.y_order = grid, y_order
 
@@ -116,7 +134,17 @@ class Sectors:
         sems = [b for b in (_best(self.lattice, alpha, xs, st, Sector.SEMANTIC) for st in starts) if b is not None]
         nonzero = [b for b in sems if abs(b.theta) > THETA_ZERO * s2]
         sem = min(nonzero or sems, key=lambda b: b.e, default=None)
-        pair = SectorPair(alpha, unin, sem)
+        pos = None
+        if self.with_pos:
+            if near is not None and near.positional:
+                pstarts = [near.pos.unknowns]
+            else:
+                q1, V0 = u0[0] + u0[1], u0[2]
+                pstarts = [(max(0.5 * q1, 2 * s2 * m * m), 0.4 * q1, 0.85 * V0, m) for m in M_SEEDS]
+            found = [b for b in (_best(self.lattice, alpha, xs, st, Sector.POSITIONAL) for st in pstarts)
+                     if b is not None and abs(b.m) > THETA_ZERO]
+            pos = min(found, key=lambda b: b.e, default=None)
+        pair = SectorPair(alpha, unin, sem, pos)
         self.done[alpha] = pair
         return pair
 
@@ -160,7 +188,8 @@ class Rsb1Crossing:
 
 def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alpha_min: float = 0.1,
                  xtol: float = 0.005, max_evals: int = 12, grid: rsb1.OmegaGrid | None = None,
-                 y_order: int = Y_ORDER, check: tuple[rsb1.OmegaGrid, int] | None | str = "default") -> Rsb1Crossing:
+                 y_order: int = Y_ORDER, check: tuple[rsb1.OmegaGrid, int] | None | str = "default",
+                 positional: bool = True) -> Rsb1Crossing:
     """α_c^1RSB below ``alpha_hi`` (the RS α_c): gap stepped down from ``alpha_hi − step/2`` by ``step`` until
     it is >= 0 (bracket), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
     error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width."""
@@ -169,7 +198,7 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
         return Rsb1Crossing(None, None, "1RSB is implemented for L = 2, r = r* = 1 with the paper's P only")
     grid = grids_for(params)[0] if grid is None else grid
     check = (grids_for(params)[1], CHECK_Y_ORDER) if check == "default" else check
-    sec = Sectors(params, grid, y_order)
+    sec = Sectors(params, grid, y_order, positional=positional)
     settings = dict(grid_n=grid.n, grid_R=grid.R, y_order=y_order, xtol=xtol)
     hi = alpha_hi - 0.5 * step
     p_hi = sec.at(hi)
@@ -209,7 +238,7 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
     reason = ""
     if check is not None:
         near = min(sec.done.values(), key=lambda p: abs(p.alpha - root))
-        g_check = Sectors(params, *check, seed=near).at(root).gap
+        g_check = Sectors(params, *check, seed=near, positional=positional).at(root).gap
         err += abs(g_check) / abs(slope) if math.isfinite(g_check) and slope != 0 else math.inf
         settings.update(check_grid_n=check[0].n, check_y_order=check[1], check_gap_at_root=g_check)
     if b - a > xtol:
