@@ -12,29 +12,25 @@ import pytest
 from attnphase.model import ModelParams
 from attnphase.phase import rsb1_crossing as RC
 from attnphase.phase import transition
-from attnphase.theory import rsb1
 
 from test_phase_continuation import make_fake
 
-COARSE = rsb1.OmegaGrid(2.7, 37)
-
-
 @pytest.mark.slow
-def test_root_agrees_with_a_brute_force_scan_on_a_coarse_lattice():
-    """σ = 0.7, ω = 0.3 on a coarse lattice (37 points per axis, y order 8): regula falsi from the RS α_c
-    (0.6408, `theory transition`) and the sign change of the gap on a fixed α grid (linear interpolation) agree
-    within the scan's interpolation error (0.01); both lie well below the RS α_c. (The positional sector has no
-    m ≠ 0 1RSB state at σ = 0.7, α = 0.3–0.5 — it falls back to m = 0 — and is left out here for time. The scan's
-    top, 0.5908 = 0.6408 − 0.05, is where the root method starts: the seeds find the semantic state there; at 0.6 on this
-    coarse lattice they fall onto θ = 0.)"""
+def test_root_agrees_with_a_brute_force_scan():
+    """σ = 0.7, ω = 0.3 on the default lattice (73 points per axis, y order 10; minutes): regula falsi from the
+    RS α_c (0.6408, `theory transition`) and the sign change of the gap on a fixed α grid solved from the top
+    down (linear interpolation) agree within the scan's interpolation error (0.01); both lie well below the RS
+    α_c (docs/theory/beyond-rs.md: 0.398 and 0.396). The positional sector has no m ≠ 0 1RSB state there (it
+    falls back to m = 0 at α = 0.3–0.5) and is left out for time. (On a 37-point lattice the gap, 1e-7 of e_t near
+    the crossing, is not resolved: the two methods part by 0.05.)"""
     p = ModelParams(sigma=0.7, lam=0.01, omega=0.3)
-    res = RC.alpha_c_1rsb(p, 0.6408, grid=COARSE, y_order=8, check=None, xtol=0.005, positional=False)
-    scan, pairs = RC.scan_crossing(RC.Sectors(p, COARSE, 8, positional=False), [0.3, 0.35, 0.4, 0.45, 0.5, 0.5908])
+    res = RC.alpha_c_1rsb(p, 0.6408, check=None, xtol=0.005, positional=False)
+    scan, pairs = RC.scan_crossing(RC.Sectors(p, positional=False), [0.3, 0.35, 0.4, 0.45, 0.5])
     assert res.alpha_c is not None and scan is not None, (res.reason, [q.to_dict() for q in pairs])
     assert abs(res.alpha_c - scan) < 0.01
     assert res.alpha_c < 0.6408 - 0.1
-    below = [q for q in pairs if q.alpha < scan]
-    assert all(q.gap >= 0 for q in below) and all(q.gap < 0 for q in pairs if q.alpha > scan)
+    ok = [q for q in pairs if np.isfinite(q.gap)]
+    assert all(q.gap >= 0 for q in ok if q.alpha < scan) and all(q.gap < 0 for q in ok if q.alpha > scan)
 
 
 def test_nothing_solved_where_rs_is_confirmed():

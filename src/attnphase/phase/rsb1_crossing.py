@@ -163,8 +163,9 @@ def scan_crossing(sectors: Sectors, alphas: Sequence[float]) -> tuple[float | No
     towards its onset), the sign change from + (below) to − (above) nearest the top, linearly interpolated.
     (None, pairs) where there is none."""
     pairs = sorted((sectors.at(a) for a in sorted(alphas, reverse=True)), key=lambda p: p.alpha)
-    for p, n in reversed(list(zip(pairs, pairs[1:]))):
-        if math.isfinite(p.gap) and math.isfinite(n.gap) and p.gap >= 0 > n.gap:
+    ok = [p for p in pairs if math.isfinite(p.gap)]          # an α without a converged saddle is skipped
+    for p, n in reversed(list(zip(ok, ok[1:]))):
+        if p.gap >= 0 > n.gap:
             return _interp_root(p.alpha, p.gap, n.alpha, n.gap), pairs
     return None, pairs
 
