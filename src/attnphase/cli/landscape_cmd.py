@@ -30,6 +30,7 @@ def landscape(params, alpha: float, qmc_config, json_out: bool) -> None:
         st = ", ".join(f"{s['kind']} at {key} = {s['at']:.3g} (e_t {s['e_t']:.6g})" for s in prof["stationary"])
         console.print(f"stationary points along {key}: {st or 'none in the grid'}"
                       + (f"; barriers {', '.join(f'{b:.3g}' for b in prof['barriers'])}" if prof["barriers"] else "")
+                      + (f"; barriers {prof['barriers_reason']}" if prof["barriers"] is None else "")
                       + (f"; [yellow]{prof['not_converged']} point(s) not converged (NaN)[/yellow]"
                          if prof["not_converged"] else ""))
     console.print("note: replica-symmetric profiles (docs/theory/beyond-rs.md says where they describe the "

@@ -51,7 +51,7 @@ _KEYS = ["alpha_c", "alpha_c_err", "alpha_c_bound", "alpha_c_against", "alpha_c_
          "alpha_l_nodes", "eps_lin",
          "alpha_range",
          "spinodal_semantic", "spinodal_semantic_kind", "spinodal_positional", "spinodal_positional_kind",
-         "mixed_found", "alpha_c_grid", "alpha_l_grid"]
+         "mixed_found", "alpha_c_grid", "alpha_l_grid", "alpha_c_1rsb", "alpha_c_1rsb_err"]
 
 
 def _alphas(text: str | None, name: str = "--alphas"):
@@ -88,6 +88,9 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
                    no_survey: bool = typer.Option(False, "--no-survey", help="Skip the survey of all fixed points "
                                                   "(uninformative point, unpinned solves from saddles) that "
                                                   "decides the global minimum per α."),
+                   no_rsb1: bool = typer.Option(False, "--no-rsb1", help="Skip α_c at one step of replica "
+                                                "symmetry breaking (solved only where RS is in doubt: the "
+                                                "competitor is the uninformative point, L = 2; minutes)."),
                    json_out: bool = typer.Option(False, "--json", help="Print JSON on stdout.")) -> None:
     """α_c (the global minimum becomes semantic), α_l (ε_g^global = ε_lin), where each branch ends and why, and
     the mixed-fixed-point search at one ω — any L, r, r*, A, P (the QMC engine beyond L = 2, r = 1, with the
@@ -115,6 +118,7 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
         r = transition(params, alphas=grid, nodes=nodes, curve_nodes=curve_nodes, progress=cb,
                        refine=not no_refine, xtol=xtol, mixed_alphas=[] if no_mixed else None,
                        alpha_max=alpha_max, alpha_min=alpha_min, fixed_points=not no_survey, qmc_config=cfg,
+                       rsb1=not no_rsb1,
                        **({} if end_xtol is None else dict(end_xtol=end_xtol)))
     d = r.to_dict()
     if json_out:
@@ -128,6 +132,8 @@ def transition_cmd(omega: float = OmegaOpt, sigma: float = SigmaOpt, lam: float 
     for k in ("alpha_c_reason", "alpha_l_reason"):
         if d[k]:
             console.print(f"{k[:7]} not found: {d[k]}")
+    if d["caveat"]:
+        console.print(f"[yellow]caveat: {d['caveat']}[/yellow]")
     for b, e in d["ends"].items():
         if e:
             console.print(f"{b} branch valid up to α ≈ {e['alpha']:.4f} (between {e['alpha_valid']:.4f} and "

@@ -9,6 +9,7 @@ from typing import Any
 from ..model import ModelParams
 from ..theory.landscape_caveat import rs_caveat
 from .continuation import Branch, PointState
+from .rsb1_crossing import NOT_REQUESTED, Rsb1Crossing
 
 
 @dataclass
@@ -56,6 +57,8 @@ class TransitionResult:
     alpha_l_err: float | None = None
     alpha_l_err_reason: str = ""
     integrator: str = ""
+    rsb1: Rsb1Crossing = field(default_factory=lambda: Rsb1Crossing(None, None, NOT_REQUESTED))
+    """α_c at one step of replica symmetry breaking where RS is in doubt (:func:`~.rsb1_crossing.report`)."""
     scale_refinement: dict[str, Any] = field(default_factory=dict)
     """The scale-aware refinement (:func:`~.scale_refine.scale_refine`), where the student's scale near the lines
     needed a finer order than ``nodes``: its order, α_c's bracket at it, the points solved; empty where not run."""
@@ -107,7 +110,9 @@ class TransitionResult:
                  mixed=self.mixed, refined=self.refined, notes=self.notes,
                  states={b: br.states() for b, br in self.branches.items()},
                  params=self.params.to_dict(), provenance=self.provenance)
-        d.update(alpha_c_rs=self.alpha_c, caveat=rs_caveat(self.params, self.alpha_c, self.alpha_c_against))
+        d.update(alpha_c_rs=self.alpha_c, **self.rsb1.to_dict(),
+                 caveat=rs_caveat(self.params, self.alpha_c, self.alpha_c_against, self.rsb1.alpha_c,
+                                  self.rsb1.err))
         if tables:
             for k in ("semantic", "positional", "global_table", "fixed_points", "global_minimum"):
                 if getattr(self, k) is not None:

@@ -28,6 +28,7 @@ from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, gl
                          mark_ties, reclassification_notes, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
 from .result import TransitionResult, global_reason, reasons
+from .rsb1_crossing import NOT_REQUESTED, Rsb1Crossing, report as rsb1_report
 from .roots import table_root
 from .scale_refine import competitor_scale, line_scale, resolution, scale_refine
 from .stability import global_minimum, mixed_at, survey
@@ -180,7 +181,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                max_steps: int = MAX_STEPS, extend: bool = True, alpha_max: float = ALPHA_MAX,
                alpha_min: float = ALPHA_MIN, end_xtol: float = END_XTOL,
                solver: PointSolver | None = None, fixed_points: bool = True, integrator: str = "auto",
-               qmc_config: Any = None) -> TransitionResult:
+               qmc_config: Any = None, rsb1: bool = False) -> TransitionResult:
     """α_c, α_l, the branches' ends and the mixed-fixed-point search at one parameter point.
 
     1. Both branches by continuation (:func:`~attnphase.phase.continuation.follow_branch`; semantic from the
@@ -202,6 +203,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
        its map — with another integrator the free solves of the survey are the mixed-point search).
     6. With QMC points (any L, r, r*, A, P: ``integrator``, ``qmc_config``), α_c and α_l carry an uncertainty
        from the integration error (:func:`~.uncertainty.line_uncertainty`): ``alpha_c_err``, ``alpha_l_err``.
+    7. ``rsb1``: where RS is in doubt (competitor the uninformative point, L = 2), α_c at one step of replica
+       symmetry breaking (:func:`~.rsb1_crossing.alpha_c_1rsb`; minutes of CPU); nothing is solved elsewhere.
 
     ``solver``: a stand-in :class:`~.continuation.PointSolver`; default the one-point solve of
     :func:`attnphase.theory.solve.point_solver` on ``integrator`` (``auto``: the split rule at L = 2, r = 1,
@@ -413,12 +416,14 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
                              branches["semantic"].end, c_location)
+    r1 = rsb1_report(params, alpha_c, against) if rsb1 else Rsb1Crossing(None, None, NOT_REQUESTED)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
                             alpha_c_location=c_location, alpha_c_nodes=None if alpha_c is None else c_nodes,
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
-                            scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how, **errs)
+                            scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how,
+                            rsb1=r1, **errs)
 
 
 def _extend_surveyed(params, branches, direction: str, span: tuple[float, float], fps, kw, survey_kw, el: float,

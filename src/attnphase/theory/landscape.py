@@ -233,7 +233,8 @@ def _point(params, alpha, fixed, m, theta, run, sl, cfg) -> LandscapePoint:
 @dataclass(frozen=True)
 class Stationary:
     """A stationary point of a profile e_t(x): ``kind`` "min" or "max", its position ``at`` (where the force
-    changes sign, linearly interpolated) and ``e_t`` there (cubic Hermite interpolation with e_t' = −f)."""
+    changes sign, linearly interpolated) and ``e_t`` there (cubic Hermite interpolation with e_t' = −f). Kind
+    "gap" marks an unconverged sample (``at`` its x, ``e_t`` NaN): a stationary point may hide there."""
 
     kind: str
     at: float
@@ -245,13 +246,14 @@ def stationary_points(x: Sequence[float], e_t: Sequence[float], force: Sequence[
     """The local minima and maxima of a profile sampled at increasing ``x`` with values ``e_t`` and forces
     ``force`` = −de_t/dx: a minimum where f goes from + to −, a maximum from − to +. With ``symmetric_origin``
     (x = 0 an invariant subspace: e_t even in x, f(0) = 0) the origin is a minimum when f < 0 just after it and a
-    maximum when f > 0. NaN samples (unconverged) are dropped; a profile needs two finite samples."""
-    x, e, f = (np.asarray(v, float) for v in (x, e_t, force))
-    ok = np.isfinite(x) & np.isfinite(e) & np.isfinite(f)
-    x, e, f = x[ok], e[ok], f[ok]
+    maximum when f > 0. NaN samples (unconverged) are skipped and listed as "gap" points in their place; a
+    profile needs two finite samples."""
+    x_all, e, f = (np.asarray(v, float) for v in (x, e_t, force))
+    ok = np.isfinite(x_all) & np.isfinite(e) & np.isfinite(f)
+    x, e, f = x_all[ok], e[ok], f[ok]
     if len(x) < 2 or np.any(np.diff(x) <= 0):
         raise ParameterError("x", "at least two finite samples in increasing order", x)
-    out = []
+    out = [Stationary("gap", float(g), math.nan) for g in x_all[~ok] if np.isfinite(g)]
     start = 0
     if symmetric_origin and x[0] == 0.0:
         out.append(Stationary("min" if f[1] < 0 else "max", 0.0, float(e[0])))
@@ -266,12 +268,17 @@ def stationary_points(x: Sequence[float], e_t: Sequence[float], force: Sequence[
                               t ** 3 - t ** 2)
         val = h00 * e[i] + h10 * h * (-a) + h01 * e[i + 1] + h11 * h * (-b)
         out.append(Stationary("min" if a > 0 else "max", float(x[i] + t * h), float(val)))
-    return out
+    return sorted(out, key=lambda p: p.at)
 
 
 def barriers(points: list[Stationary]) -> list[float]:
     """Between successive minima of a profile, the height of the highest maximum above the higher of the two
-    minima (the barrier seen from the metastable side); empty with fewer than two minima."""
+    minima (the barrier seen from the metastable side); empty with fewer than two minima. Refused (ParameterError)
+    where the profile has unconverged samples ("gap" points): a maximum or a minimum may hide in the gap."""
+    gaps = [p.at for p in points if p.kind == "gap"]
+    if gaps:
+        raise ParameterError("points", "a profile with every sample converged (the barriers are not resolved "
+                             "across unconverged samples)", [f"gap at {g:.4g}" for g in gaps])
     out, last = [], None
     top = -math.inf
     for p in points:
@@ -331,6 +338,9 @@ def profiles(params: ModelParams, alpha: float, theta_grid: Sequence[float] = TH
         f = np.array([r[f"force_{key}"] for r in rows]) * scale          # −de_t/d(θ/σ²) or −de_t/dm
         e = np.array([r["e_t"] for r in rows])
         st = stationary_points(x, e, f) if np.isfinite(e).sum() >= 2 else []
-        out[key] = {"rows": rows, "stationary": [vars(s) for s in st], "barriers": barriers(st),
+        gaps = any(p.kind == "gap" for p in st) or not st
+        out[key] = {"rows": rows, "stationary": [vars(p) for p in st if p.kind != "gap"],
+                    "barriers": None if gaps else barriers(st),
+                    "barriers_reason": ("not resolved: unconverged samples in the profile" if gaps else ""),
                     "not_converged": int(sum(not p.converged for p in pts))}
     return out

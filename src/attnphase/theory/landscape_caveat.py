@@ -19,14 +19,19 @@ OBSERVED_BELOW = ("the transition finite-d optimisers see (the crossing of their
                   "(docs/theory/beyond-rs.md)")
 
 
-def rs_caveat(params: ModelParams, alpha_c: float | None, against: str) -> str | None:
+def rs_caveat(params: ModelParams, alpha_c: float | None, against: str, alpha_c_1rsb: float | None = None,
+              err_1rsb: float | None = None) -> str | None:
     """None where the RS α_c is the one to believe (its competitor below α_c is the positional branch); else one
-    line with the reason (the competitor is the uninformative point, where the RS answer and the optimisers
-    part)."""
+    line saying the kind (replica symmetry broken below the RS α_c), the reason, and α_c at one step of RSB
+    (``alpha_c_1rsb`` ± ``err_1rsb``) where it was computed."""
     if alpha_c is None:
         return None
     if against == "uninformative":
-        return ("replica-symmetric alpha_c: below it the RS global minimum is the uninformative point, which "
-                "finite-d minimisers do not reach (their e_t lies 14-67 % above it, d-independently, and the RS "
-                "landscape has no minimum at their overlaps); " + OBSERVED_BELOW)
+        one = ("" if alpha_c_1rsb is None else
+               f"; at one step of replica symmetry breaking the semantic state wins from alpha = {alpha_c_1rsb:.3f}"
+               + ("" if err_1rsb is None else f" +- {err_1rsb:.3f}") + " (alpha_c_1rsb)")
+        return ("kind: replica symmetry broken below the RS alpha_c. Replica-symmetric alpha_c: below it the RS "
+                "global minimum is the uninformative point, whose e_t is not the minimal loss (one step of RSB "
+                "raises it by 4-11 %, and finite-d minimisers do not reach it: their e_t lies 14-67 % above it, "
+                "d-independently)" + one + "; " + OBSERVED_BELOW)
     return None

@@ -94,6 +94,7 @@ class ChannelTable:
     M: np.ndarray
     M_V: np.ndarray
     max_grad: float
+    y_nodes: np.ndarray | None = None
 
 
 NEIGHBOUR_SWEEPS = 1
@@ -136,7 +137,7 @@ def tabulate(params: ModelParams, V: float, grid: OmegaGrid = OmegaGrid(), y_ord
         M[k] = Mk
         MV[k] = -((h1 - w1) ** 2 + (h2 - w2) ** 2) / (2.0 * V * V)
         worst = max(worst, float(np.max(gn)))
-    return ChannelTable(params, float(V), grid, y_order, wy, M, MV, worst)
+    return ChannelTable(params, float(V), grid, y_order, wy, M, MV, worst, Y)
 
 
 def _gauss_weights(z, var):
@@ -215,21 +216,21 @@ def _sandwich(K, F, K2=None):
 
 @dataclass(frozen=True)
 class Energetic:
-    """E_y E_ξ0 φ with φ = −(1/x) log E_ξ1 exp(−xM), and its derivatives in q0, Δq, x, V."""
+    """E_y E_ξ0 φ with φ = −(1/x) log E_ξ1 exp(−xM), and its derivatives in q0 (the outer variance), Δq, x, V
+    and, for the shifted outer average of :func:`energetic_shifted`, in θ and m (zero otherwise)."""
 
     value: float
     d_q0: float
     d_dq: float
     d_x: float
     d_V: float
+    d_theta: float = 0.0
+    d_m: float = 0.0
 
 
-def energetic(table: ChannelTable, q0: float, dq: float, x: float) -> Energetic:
-    """The 1RSB channel average at the table's V (x = 0: the limit E_ξ1 M)."""
-    if q0 < 0 or dq < 0 or x < 0:
-        raise ParameterError("q0, dq, x", ">= 0", (q0, dq, x))
+def _blurred(table: ChannelTable, dq: float, x: float):
+    """Per (y node, ω grid point): φ, ∂φ/∂Δq, ∂φ/∂x and the tilted ∂M/∂V of the inner (ξ1) average."""
     z = table.grid.z
-    w0, dw0 = _outer_weights(z, q0)
     K, dK = _blur_kernel(z, dq)
     M = table.M
     c = M.min(axis=(1, 2), keepdims=True)
@@ -239,31 +240,101 @@ def energetic(table: ChannelTable, q0: float, dq: float, x: float) -> Energetic:
         dphi_dq = _sandwich(dK, Mc, K) + _sandwich(K, Mc, dK)
         tilt_V = _sandwich(K, table.M_V)
         var = _sandwich(K, Mc * Mc) - (phi - c) ** 2
-        dphi_dx = -0.5 * var
+        return phi, dphi_dq, -0.5 * var, tilt_V, None
+    if x < SMALL_X:
+        G = _sandwich(K, np.expm1(-x * Mc))
+        logF = np.log1p(G)
+        F = 1.0 + G
     else:
-        if x < SMALL_X:
-            g = np.expm1(-x * Mc)
-            G = _sandwich(K, g)
-            logF = np.log1p(G)
-            F = 1.0 + G
-        else:
-            f = np.exp(-x * Mc)
-            F = _sandwich(K, f)
-            if np.any((F < TINY_F) & (np.abs(np.multiply.outer(w0, w0))[None] > 1e-30)):
-                raise ParameterError("x", f"small enough that exp(−x ΔM) does not underflow (x = {x})", x)
-            logF = np.log(np.maximum(F, TINY_F))
-        f = np.exp(-x * Mc)
-        phi = c - logF / x
-        dF_dq = _sandwich(dK, f, K) + _sandwich(K, f, dK)
-        dphi_dq = -dF_dq / (x * F)
-        tiltM = _sandwich(K, Mc * f) / F
-        dphi_dx = logF / (x * x) + tiltM / x
-        tilt_V = _sandwich(K, table.M_V * f) / F
+        F = _sandwich(K, np.exp(-x * Mc))
+        logF = np.log(np.maximum(F, TINY_F))
+    f = np.exp(-x * Mc)
+    phi = c - logF / x
+    dF_dq = _sandwich(dK, f, K) + _sandwich(K, f, dK)
+    tiltM = _sandwich(K, Mc * f) / F
+    under = F < TINY_F if x >= SMALL_X else None
+    return phi, -dF_dq / (x * F), logF / (x * x) + tiltM / x, _sandwich(K, table.M_V * f) / F, under
+
+
+def _check_underflow(under, weight, x) -> None:
+    """exp(−x ΔM) must not underflow where the outer average has weight (``weight``: (n_y | 1, n, n))."""
+    if under is not None and np.any(under & (np.abs(weight) > 1e-30)):
+        raise ParameterError("x", f"small enough that exp(−x ΔM) does not underflow (x = {x})", x)
+
+
+def energetic(table: ChannelTable, q0: float, dq: float, x: float) -> Energetic:
+    """The 1RSB channel average at the table's V, outer average centred (uninformative sector; x = 0: the
+    limit E_ξ1 M)."""
+    if q0 < 0 or dq < 0 or x < 0:
+        raise ParameterError("q0, dq, x", ">= 0", (q0, dq, x))
+    w0, dw0 = _outer_weights(table.grid.z, q0)
+    phi, dphi_dq, dphi_dx, tilt_V, under = _blurred(table, dq, x)
     W = np.multiply.outer(w0, w0)
+    _check_underflow(under, W[None], x)
     dW = np.multiply.outer(dw0, w0) + np.multiply.outer(w0, dw0)
     wy = table.y_weights
     avg = lambda a, wt: float(wy @ np.einsum("yij,ij->y", a, wt))  # noqa: E731
     return Energetic(avg(phi, W), avg(phi, dW), avg(dphi_dq, W), avg(dphi_dx, W), avg(tilt_V, W))
+
+
+def _shifted_weights(z, p0, mu):
+    """Outer weights of N(mu_k, p0) on the grid, one row per mean ``mu`` (n_mu,), with their derivatives in p0
+    and in the mean: the normalised discrete Gaussian when √p0 >= OUTER_GRID_MIN grid spacings, else
+    Gauss–Hermite nodes mu + √p0 x_j with cubic interpolation (as :func:`_outer_weights`)."""
+    mu = np.asarray(mu, float)
+    h = z[1] - z[0]
+    if p0 > 0 and np.sqrt(p0) >= OUTER_GRID_MIN * h:
+        d = z[None, :] - mu[:, None]
+        u = np.exp(-d * d / (2.0 * p0))
+        w = u / u.sum(axis=1, keepdims=True)
+        s, r = d * d / (2.0 * p0 * p0), d / p0
+        return (w, w * (s - np.sum(w * s, axis=1, keepdims=True)), w * (r - np.sum(w * r, axis=1, keepdims=True)))
+    xg, wg = gauss_hermite(OUTER_GH_ORDER, 1)
+    xg = xg[:, 0]
+    sq = np.sqrt(max(p0, 1e-300))
+    w, dw_p, dw_mu = (np.zeros((len(mu), len(z))) for _ in range(3))
+    for k, m_k in enumerate(mu):
+        pos = (m_k + sq * xg - z[0]) / h
+        i = np.floor(pos).astype(int)
+        if i.min() < 1 or i.max() > len(z) - 3:
+            raise ParameterError("q0, theta, m", f"small enough that the outer nodes stay on the ω grid (±{z[-1]:g})",
+                                 (p0, m_k))
+        L, dL = _cubic_lagrange(pos - i)
+        for j in range(4):
+            np.add.at(w[k], i - 1 + j, wg * L[:, j])
+            np.add.at(dw_p[k], i - 1 + j, wg * dL[:, j] * xg / (2.0 * sq * h))
+            np.add.at(dw_mu[k], i - 1 + j, wg * dL[:, j] / h)
+    return w, dw_p, dw_mu
+
+
+def energetic_shifted(table: ChannelTable, p0: float, dq: float, x: float, theta: float = 0.0,
+                      m: float = 0.0) -> Energetic:
+    """The 1RSB channel average with the outer field ``ω0_l = (θ/σ) y_l + s_l m + √p0 ξ0_l`` (s = (+1, −1)):
+    the student's common part correlated with the teacher h* = σy (overlap θ, ρ = σ²) and shifted by the
+    positional overlap m (MODEL.md §6's channel with ρ = σ²; docs/theory/one-step-rsb.md §8). ``p0`` = q0 − θ²/σ²,
+    the variance left to ξ0. One of θ, m only: the y → −y fold of the table needs the other zero."""
+    if p0 < 0 or dq < 0 or x < 0:
+        raise ParameterError("q0, dq, x", ">= 0", (p0, dq, x))
+    if theta != 0.0 and m != 0.0:
+        raise ParameterError("theta, m", "one of them zero (the tables are folded by y -> -y)", (theta, m))
+    if table.y_nodes is None:
+        raise ParameterError("table", "a table with its y nodes (rsb1.tabulate)", None)
+    z, s = table.grid.z, table.params.sigma
+    Y = table.y_nodes
+    mu1, mu2 = theta / s * Y[:, 0] + m, theta / s * Y[:, 1] - m
+    w1, p1, u1 = _shifted_weights(z, p0, mu1)
+    w2, p2, u2 = _shifted_weights(z, p0, mu2)
+    phi, dphi_dq, dphi_dx, tilt_V, under = _blurred(table, dq, x)
+    _check_underflow(under, np.einsum("yi,yj->yij", w1, w2), x)
+    wy = table.y_weights
+    avg = lambda a, a1, a2: float(wy @ np.einsum("yij,yi,yj->y", a, a1, a2))  # noqa: E731
+    # the derivative along the overlap that is zero is the mixed direction, which the folded y rule does not
+    # integrate (NaN)
+    d_theta = (wy * Y[:, 0] / s) @ np.einsum("yij,yi,yj->y", phi, u1, w2) \
+        + (wy * Y[:, 1] / s) @ np.einsum("yij,yi,yj->y", phi, w1, u2) if m == 0.0 else np.nan
+    d_m = avg(phi, u1, w2) - avg(phi, w1, u2) if theta == 0.0 else np.nan
+    return Energetic(avg(phi, w1, w2), avg(phi, p1, w2) + avg(phi, w1, p2), avg(dphi_dq, w1, w2),
+                     avg(dphi_dx, w1, w2), avg(tilt_V, w1, w2), float(d_theta), float(d_m))
 
 
 @dataclass(frozen=True)
@@ -299,3 +370,25 @@ def functional(table: ChannelTable, alpha: float, q0: float, dq: float, x: float
     en = energetic(table, q0, dq, x)
     ge = np.array([en.d_q0, en.d_dq, en.d_V, en.d_x])
     return Rsb1Value(s + alpha * en.value, gs + alpha * ge)
+
+
+def functional_shifted(table: ChannelTable, alpha: float, p0: float, dq: float, x: float, theta: float = 0.0,
+                       m: float = 0.0) -> Rsb1Value:
+    """The 1RSB functional in the semantic (θ ≠ 0) or positional (m ≠ 0) sector (docs/theory/one-step-rsb.md §8):
+
+        e = λq1/(2σ²) − log(1 + xΔq/V)/(2x) − (q0 − c)/(2(V + xΔq)) − (α/x) E log E_ξ1 e^{−xM},
+
+    q0 = p0 + θ²/σ², q1 = q0 + Δq, c = θ²/σ² + σ²m² (the prior's volume at fixed teacher and positional
+    overlaps), the channel of :func:`energetic_shifted`. Gradient in (p0, Δq, V, x, θ, m). θ = m = 0 is
+    :func:`functional`."""
+    prm = table.params
+    s2 = prm.sigma ** 2
+    if p0 < s2 * m * m:
+        raise ParameterError("q0", f">= σ² m² = {s2 * m * m:g} (the states' residual overlap is a Gram entry)", p0)
+    s, gs = entropic(prm, p0 - s2 * m * m, dq, table.V, x)
+    s += prm.lam * (theta * theta / s2 + s2 * m * m) / (2.0 * s2)
+    en = energetic_shifted(table, p0, dq, x, theta, m)
+    grad = np.array([gs[0] + alpha * en.d_q0, gs[1] + alpha * en.d_dq, gs[2] + alpha * en.d_V,
+                     gs[3] + alpha * en.d_x, prm.lam * theta / (s2 * s2) + alpha * en.d_theta,
+                     -2.0 * s2 * m * gs[0] + prm.lam * m + alpha * en.d_m])
+    return Rsb1Value(s + alpha * en.value, grad)

@@ -18,7 +18,17 @@ from scipy.optimize import root
 
 from ..errors import ParameterError
 from ..model import ModelParams
-from .rsb1 import ChannelTable, OmegaGrid, Rsb1Value, functional, tabulate
+from .rsb1 import ChannelTable, OmegaGrid, Rsb1Value, functional, functional_shifted, tabulate
+
+
+class Sector(str, Enum):
+    """Which overlaps the states share besides q0: none (the uninformative sector, unknowns (q0, Δq, V)), the
+    teacher overlap θ (semantic: (p0, Δq, V, θ), p0 = q0 − θ²/σ²) or the positional m (positional:
+    (q0, Δq, V, m))."""
+
+    UNINFORMATIVE = "uninformative"
+    SEMANTIC = "semantic"
+    POSITIONAL = "positional"
 
 
 class Rsb1Status(Enum):
@@ -59,12 +69,23 @@ class TableLattice:
         M = h00 * a.M + h10 * dV * a.M_V + h01 * b.M + h11 * dV * b.M_V
         M_V = (d00 * a.M + d01 * b.M) / dV + d10 * a.M_V + d11 * b.M_V
         return ChannelTable(self.params, float(V), self.grid, self.y_order, a.y_weights, M, M_V,
-                            max(a.max_grad, b.max_grad))
+                            max(a.max_grad, b.max_grad), a.y_nodes)
 
 
 def value(lattice: TableLattice, alpha: float, q0: float, dq: float, V: float, x: float) -> Rsb1Value:
     """``e(q0, Δq, V, x)`` with its gradient (∂q0, ∂Δq, ∂V, ∂x), V interpolated on the lattice."""
     return functional(lattice.at(V), alpha, q0, dq, x)
+
+
+def sector_value(lattice: TableLattice, alpha: float, sector: Sector, u, x: float) -> tuple[float, np.ndarray]:
+    """e and its gradient in the sector's unknowns ``u`` (:class:`Sector`), then ∂x last."""
+    sector = Sector(sector)
+    if sector is Sector.UNINFORMATIVE:
+        r = value(lattice, alpha, u[0], u[1], u[2], x)
+        return r.e, np.asarray(r.grad)
+    theta, m = (u[3], 0.0) if sector is Sector.SEMANTIC else (0.0, u[3])
+    r = functional_shifted(lattice.at(u[2]), alpha, u[0], u[1], x, theta, m)
+    return r.e, r.grad[[0, 1, 2, 4 if sector is Sector.SEMANTIC else 5, 3]]
 
 
 @dataclass(frozen=True)
@@ -80,70 +101,104 @@ class Rsb1Point:
     grad: tuple
     status: Rsb1Status
     note: str = ""
+    sector: Sector = Sector.UNINFORMATIVE
+    theta: float = 0.0
+    m: float = 0.0
+    sigma: float = 1.0
 
     @property
     def q1(self) -> float:
         return self.q0 + self.dq
 
+    @property
+    def unknowns(self) -> tuple:
+        """The sector's unknowns at this point (a start for the next saddle)."""
+        if self.sector is Sector.UNINFORMATIVE:
+            return (self.q0, self.dq, self.V)
+        if self.sector is Sector.SEMANTIC:
+            return (self.q0 - self.theta ** 2 / self.sigma ** 2, self.dq, self.V, self.theta)
+        return (self.q0, self.dq, self.V, self.m)
+
     def to_dict(self) -> dict:
         return dict(alpha=self.alpha, x=self.x, q0=self.q0, dq=self.dq, q1=self.q1, V=self.V, e_t=self.e,
-                    grad=list(self.grad), status=self.status.value, note=self.note)
+                    grad=list(self.grad), status=self.status.value, note=self.note, sector=self.sector.value,
+                    theta=self.theta, m=self.m)
 
 
 MIN_DQ_GRID = 1.0
 """A solution with √Δq below this many ω-grid spacings is not resolved by the blur: reported as collapsed."""
 
 
-def saddle(lattice: TableLattice, alpha: float, x: float, start: tuple[float, float, float],
-           tol: float = 1e-10) -> Rsb1Point:
-    """Stationary point of e in (q0, Δq, V) at fixed x from ``start = (q0, Δq, V)`` (hybrid Powell on the logs;
-    the gradient is scaled by 10³). Δq is positive by construction; a run of Δq to the grid's resolution is
-    reported as collapsed onto RS."""
+def saddle(lattice: TableLattice, alpha: float, x: float, start: tuple, tol: float = 1e-10,
+           sector: Sector | str = Sector.UNINFORMATIVE) -> Rsb1Point:
+    """Stationary point of e in the sector's unknowns at fixed x from ``start`` ((q0, Δq, V), or with θ or m
+    fourth, :class:`Sector`; hybrid Powell on the logs of the first three; the gradient is scaled by 10³). Δq is
+    positive by construction; a run of Δq to the grid's resolution is reported as collapsed onto RS."""
     if not x > 0:
         raise ParameterError("x", "> 0 (x = 0 is RS)", x)
+    sector = Sector(sector)
+    n = 3 if sector is Sector.UNINFORMATIVE else 4
+    if len(start) != n:
+        raise ParameterError("start", f"{n} values for the {sector.value} sector", start)
 
-    def F(u):
-        q0, dq, V = np.exp(u)
-        return 1e3 * value(lattice, alpha, q0, dq, V, x).grad[:3]
+    def unpack(w):
+        return tuple(np.exp(w[:3])) + tuple(w[3:])
 
-    sol = root(F, np.log(np.asarray(start, float)), method="hybr", tol=tol)
-    q0, dq, V = np.exp(sol.x)
-    r = value(lattice, alpha, q0, dq, V, x)
-    gmax = float(np.max(np.abs(r.grad[:3])))
-    if np.sqrt(dq) < MIN_DQ_GRID * lattice.grid.h:
+    def F(w):
+        try:
+            return 1e3 * sector_value(lattice, alpha, sector, unpack(w), x)[1][:n]
+        except ParameterError:          # outside the sector's domain (q0 < σ²m², nodes off the grid)
+            return np.full(n, 1e3)
+
+    w0 = np.concatenate([np.log(np.asarray(start[:3], float)), np.asarray(start[3:], float)])
+    sol = root(F, w0, method="hybr", tol=tol)
+    u = unpack(sol.x)
+    try:
+        e, g = sector_value(lattice, alpha, sector, u, x)
+    except ParameterError as err:          # the solver left the domain: no saddle from this start
+        return Rsb1Point(alpha, x, float(u[0]), float(u[1]), float(u[2]), float("nan"), (float("nan"),) * 4,
+                         Rsb1Status.NOT_CONVERGED, f"hybr left the domain: {err}", sector, sigma=lattice.params.sigma)
+    gmax = float(np.max(np.abs(g[:n])))
+    if np.sqrt(u[1]) < MIN_DQ_GRID * lattice.grid.h:
         status = Rsb1Status.COLLAPSED
     elif gmax < 1e-8:
         status = Rsb1Status.CONVERGED
     else:
         status = Rsb1Status.NOT_CONVERGED
-    return Rsb1Point(alpha, x, q0, dq, V, r.e, tuple(float(g) for g in r.grad), status,
-                     f"hybr: {sol.message.strip()} ({sol.nfev} evaluations), max |grad| {gmax:.2e}")
+    s2 = lattice.params.sigma ** 2
+    theta = float(u[3]) if sector is Sector.SEMANTIC else 0.0
+    m = float(u[3]) if sector is Sector.POSITIONAL else 0.0
+    q0 = float(u[0]) + theta * theta / s2
+    grad = g if sector is Sector.UNINFORMATIVE else g[[0, 1, 2, 4, 3]]     # ∂x fourth, as in the RS sector
+    return Rsb1Point(alpha, x, q0, float(u[1]), float(u[2]), e, tuple(float(v) for v in grad), status,
+                     f"hybr: {sol.message.strip()} ({sol.nfev} evaluations), max |grad| {gmax:.2e}", sector, theta,
+                     m, lattice.params.sigma)
 
 
-def _scan(lattice, alpha, xs, start):
+def _scan(lattice, alpha, xs, start, sector=Sector.UNINFORMATIVE):
     """Saddles along ``xs`` continued from ``start``; then the failed ones retried from the nearest converged
     neighbour, downwards (a branch is often easier to follow from larger x)."""
     scan, cur = [], tuple(start)
     for x in xs:
-        p = saddle(lattice, alpha, float(x), cur)
+        p = saddle(lattice, alpha, float(x), cur, sector=sector)
         scan.append(p)
         if p.status is Rsb1Status.CONVERGED:
-            cur = (p.q0, p.dq, p.V)
+            cur = p.unknowns
     for i in range(len(scan) - 2, -1, -1):
         nxt = scan[i + 1]
         if scan[i].status is not Rsb1Status.CONVERGED and nxt.status is Rsb1Status.CONVERGED:
-            retry = saddle(lattice, alpha, scan[i].x, (nxt.q0, nxt.dq, nxt.V))
+            retry = saddle(lattice, alpha, scan[i].x, nxt.unknowns, sector=sector)
             if retry.status is Rsb1Status.CONVERGED or scan[i].status is Rsb1Status.NOT_CONVERGED:
                 scan[i] = retry
     return scan
 
 
-def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple[float, float, float]):
+def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple, sector: Sector | str = Sector.UNINFORMATIVE):
     """e*(x) along ``xs`` (:func:`_scan`), then the maximum refined by the secant on ∂e/∂x (the total derivative
     of e* equals the partial one at the saddle), bracketed by the converged scan neighbour on the side where
     ∂e/∂x points. Returns (best Rsb1Point or None, scan); the best is a scan end when the maximum is not
-    bracketed (the caller says so)."""
-    scan = _scan(lattice, alpha, xs, start)
+    bracketed (the caller says so). ``start`` and ``sector`` as in :func:`saddle`."""
+    scan = _scan(lattice, alpha, xs, start, Sector(sector))
     ok = [p for p in scan if p.status is Rsb1Status.CONVERGED]
     if not ok:
         return None, scan
@@ -159,7 +214,7 @@ def maximise_x(lattice: TableLattice, alpha: float, xs, start: tuple[float, floa
             break
         xm = float(np.exp(np.log(a.x) + np.log(b.x / a.x) * ga / (ga - gb)))
         xm = float(np.clip(xm, a.x * (b.x / a.x) ** 0.02, a.x * (b.x / a.x) ** 0.98))
-        m = saddle(lattice, alpha, xm, (a.q0, a.dq, a.V))
+        m = saddle(lattice, alpha, xm, a.unknowns, sector=a.sector)
         if m.status is not Rsb1Status.CONVERGED:
             break
         a, b = (m, b) if m.grad[3] > 0 else (a, m)
