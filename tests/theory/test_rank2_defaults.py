@@ -12,7 +12,7 @@ import pytest
 from attnphase.errors import ParameterError
 from attnphase.model import ModelParams
 from attnphase.theory import fixed_point
-from attnphase.theory import job as job_module
+from attnphase.theory import qmc_integrator as integrator_module
 from attnphase.theory.engine import QMCConfig, solve
 from attnphase.theory.resolution import Progress
 from attnphase.theory.routing import SAFEGUARD_HALVINGS, default_backtrack
@@ -70,7 +70,7 @@ def test_full_prox_calls_counts_rows_riding_in_a_full_call(monkeypatch):
     start and to certify (``full_prox_every`` large): the row that certifies last rode in the other's
     certification, which the old count (full calls asked for by the row) missed."""
     calls = {"full": 0}
-    real = job_module.compiled_map
+    real = integrator_module.compiled_map
 
     def counting(*a, **kw):
         fn = real(*a, **kw)
@@ -81,7 +81,7 @@ def test_full_prox_calls_counts_rows_riding_in_a_full_call(monkeypatch):
             return fn(*args)
         return wrapped
 
-    monkeypatch.setattr(job_module, "compiled_map", counting)
+    monkeypatch.setattr(integrator_module, "compiled_map", counting)
     sol = solve(ModelParams(omega=0.3), 2.0, "semantic", full_prox_every=1000, qmc_config=TINY,
                 stability=False)       # the growth factor's own map calls are not the solve's (stability_general)
     assert sol.converged and sol.iterations > 4
