@@ -70,6 +70,29 @@ def test_computed_where_the_competitor_is_uninformative():
     assert "replica symmetry broken" in c and "0.390 +- 0.020" in c
 
 
+def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
+    """A stand-in for the sectors (gap = 0.4 − α): the step down and the regula falsi find the root 0.4, and
+    the progress callback is called once per newly solved α, counting up to the α's solved (the CLI's bar)."""
+    class Pair:
+        def __init__(self, alpha):
+            self.alpha, self.gap = alpha, 0.4 - alpha
+
+    class Stand:
+        def __init__(self, *a, **k):
+            self.done = {}
+
+        def at(self, alpha):
+            self.done.setdefault(alpha, Pair(alpha))
+            return self.done[alpha]
+    monkeypatch.setattr(RC, "Sectors", Stand)
+    seen = []
+    res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=0.7), 0.641, check=None, xtol=1e-3,
+                          progress=lambda *a: seen.append(a))
+    assert res.alpha_c == pytest.approx(0.4, abs=1e-9) and res.err <= 5e-4
+    assert seen and all(stage == RC.PROGRESS_STAGE and n == 12 for stage, _, n in seen)
+    assert [i for _, i, _ in seen] == list(range(1, len(res.pairs) + 1))
+
+
 def test_not_small_model_is_refused_with_a_reason():
     r = RC.alpha_c_1rsb(ModelParams(L=3, A=((0.4, 0.3, 0.3),) * 3, omega=0.3, sigma=0.7), 0.6)
     assert r.alpha_c is None and "L = 2" in r.reason and not math.isnan(r.cpu_s)

@@ -190,16 +190,18 @@ class Rsb1Crossing:
 def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alpha_min: float = 0.1,
                  xtol: float = 0.005, max_evals: int = 12, grid: rsb1.OmegaGrid | None = None,
                  y_order: int = Y_ORDER, check: tuple[rsb1.OmegaGrid, int] | None | str = "default",
-                 positional: bool = True) -> Rsb1Crossing:
+                 positional: bool = True,
+                 progress: Callable[[str, int, int], None] | None = None) -> Rsb1Crossing:
     """α_c^1RSB below ``alpha_hi`` (the RS α_c): gap stepped down from ``alpha_hi − step/2`` by ``step`` until
     it is >= 0 (bracket), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
-    error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width."""
+    error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width. ``progress``:
+    called ``(PROGRESS_STAGE, α's solved, max_evals)`` after each α (each takes tens of CPU seconds)."""
     t0 = time.process_time()
     if not is_small(params):
         return Rsb1Crossing(None, None, "1RSB is implemented for L = 2, r = r* = 1 with the paper's P only")
     grid = grids_for(params)[0] if grid is None else grid
     check = (grids_for(params)[1], CHECK_Y_ORDER) if check == "default" else check
-    sec = Sectors(params, grid, y_order, positional=positional)
+    sec = _Reporting(Sectors(params, grid, y_order, positional=positional), progress, max_evals)
     settings = dict(grid_n=grid.n, grid_R=grid.R, y_order=y_order, xtol=xtol)
     hi = alpha_hi - 0.5 * step
     p_hi = sec.at(hi)
@@ -247,8 +249,29 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
     return Rsb1Crossing(root, err, reason, list(sec.done.values()), time.process_time() - t0, settings)
 
 
+PROGRESS_STAGE = "alpha_c at one step of RSB"
+
+
+class _Reporting:
+    """``sectors`` with a progress call after each newly solved α (``done`` and ``at`` as :class:`Sectors`)."""
+
+    def __init__(self, sectors, progress, total: int):
+        self.sectors, self.progress, self.total = sectors, progress, total
+
+    @property
+    def done(self):
+        return self.sectors.done
+
+    def at(self, alpha: float):
+        pair = self.sectors.at(alpha)
+        if self.progress is not None:
+            self.progress(PROGRESS_STAGE, min(len(self.done), self.total), self.total)
+        return pair
+
+
 def report(params: ModelParams, alpha_c: float | None, against: str,
-           compute: Callable[..., Rsb1Crossing] | None = None) -> Rsb1Crossing:
+           compute: Callable[..., Rsb1Crossing] | None = None,
+           progress: Callable[[str, int, int], None] | None = None) -> Rsb1Crossing:
     """α_c^1RSB (``compute``, default :func:`alpha_c_1rsb`) where RS is in doubt (the competitor below the RS α_c
     is the uninformative point); elsewhere nothing is solved and the reason says why."""
     if alpha_c is None:
@@ -256,4 +279,8 @@ def report(params: ModelParams, alpha_c: float | None, against: str,
     if against != "uninformative":
         return Rsb1Crossing(None, None, f"not computed: the RS competitor below alpha_c is the {against} branch, "
                             "where RS is confirmed (docs/theory/beyond-rs.md)")
-    return (compute or alpha_c_1rsb)(params, alpha_c)
+    if compute is not None:
+        return compute(params, alpha_c)
+    if progress is not None:
+        progress(PROGRESS_STAGE, 0, 1)
+    return alpha_c_1rsb(params, alpha_c, progress=progress)

@@ -416,7 +416,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
                              branches["semantic"].end, c_location)
-    r1 = rsb1_report(params, alpha_c, against) if rsb1 else Rsb1Crossing(None, None, NOT_REQUESTED)
+    r1 = rsb1_report(params, alpha_c, against, progress=progress) if rsb1 else Rsb1Crossing(None, None, NOT_REQUESTED)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
                             refined, notes, prov, fixed_points=fps, global_minimum=gm, alpha_c_kind=c_kind,
