@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ParameterError
+from ..interrupts import critical
 from ..model import ModelParams
 from .continuation import MAX_STEPS, PointSolver, default_solver, follow_branch
 from .diagram_batch import run_jobs
@@ -154,7 +155,8 @@ def _run_lockstep(cfg: _Settings, chains, workers: int, reuse, progress) -> list
     with _one_thread_env():
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
     with pool:
-        futs = [pool.submit(_lockstep_chains, cfg, chains[k::workers], reuse, None) for k in range(workers)]
+        with critical():    # a submit may spawn a worker: an interrupt waits until it has its start data
+            futs = [pool.submit(_lockstep_chains, cfg, chains[k::workers], reuse, None) for k in range(workers)]
         out = [r for f in futs for r in f.result()]
     if progress:
         for _, row in out:
@@ -211,7 +213,7 @@ def _run_parallel(cfg: _Settings, chains, reuse, progress) -> list:
     with pool:
         running = {}
         for k, chain in enumerate(chains):
-            with _one_thread_env():
+            with _one_thread_env(), critical():   # a submit may spawn a worker (see _run_lockstep)
                 running[pool.submit(_column, cfg, chain[0], {"semantic": {}, "positional": {}},
                                     reuse.get(chain[0]), None)] = (k, 0)
         while running:
@@ -225,7 +227,8 @@ def _run_parallel(cfg: _Settings, chains, reuse, progress) -> list:
                         progress(row["omega"], b, n_a, n_a)
                 if i + 1 < len(chains[k]):
                     w = chains[k][i + 1]
-                    running[pool.submit(_column, cfg, w, guides, reuse.get(w), None)] = (k, i + 1)
+                    with critical():
+                        running[pool.submit(_column, cfg, w, guides, reuse.get(w), None)] = (k, i + 1)
     return out
 
 
