@@ -20,14 +20,15 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    (the branch's overlap, θ on the semantic, m on the positional branch, vanished: the pinned iteration fell
    onto the uninformative point); ``diverged`` (q grows without bound); ``not converged``; ``stability unknown``
    (converged, but the growth factor is NaN: not used as valid);
-4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried
-   from the nearer valid point) until the interval between the last valid α and the first invalid one (a
-   :class:`~attnphase.theory.stepping.Bracket`) is below ``min_step``: the branch ends there (:class:`BranchEnd`, located to ``min_step`` in α), and the
-   end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where the growth factor crosses +1
-   (also when a failed solve lies between the last valid point and a converged saddle: the branch goes on;
-   located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap vanishes (also when
-   the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical slowing down),
-   ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a fold).
+4. on anything but ``ok`` after a valid point, **halves the step** (adaptive step: the target α is retried from
+   the nearer valid point) until the interval between the last valid α and the first invalid one (a
+   :class:`~attnphase.theory.stepping.Bracket`) is below ``min_step``: the branch ends there (:class:`BranchEnd`,
+   located to ``min_step`` in α), and the end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where
+   the growth factor crosses +1 (also when a failed solve lies between the last valid point and a converged
+   saddle: the branch goes on; located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap
+   vanishes (also when the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical
+   slowing down), ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a
+   fold).
    A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
    repeated at twice the outer order, and so is the last failed solve before an end is declared: a stall
    of the coarse rule is no end. Every α beyond the end gets that kind as its
