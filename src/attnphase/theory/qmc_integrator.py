@@ -17,7 +17,7 @@ from ..model import ModelParams
 from . import channel_general as CG
 from .integrator import MapValue, as_states
 from .qmc_config import QMCConfig
-from .qmc_map import MAX_SAMPLES, bucket, compiled_map, qmc_points
+from .qmc_map import MAX_SAMPLES, chunked_rows, compiled_map, qmc_points
 from .solution import state_from_vector
 from .state import Hats, OrderParams, shapes
 
@@ -52,8 +52,9 @@ class QMCIntegrator:
         """``fmap`` (:meth:`compiled`) at the rows ``X`` (R, n) with their knobs (4, R: α, ω, σ, λ), scramble
         indices ``scr`` (R,), the point sets ``xi``, ``y`` and (warm map) the previous minimisers ``h_prev``, in
         calls of ``chunk`` rows (memory: rows × points ≤ ``MAX_SAMPLES``). Returns (images, valid, aux,
-        minimisers) over all rows. :meth:`rows` (hence :meth:`evaluate`) and the engine's :class:`.job.Job`
-        (per-row knobs, warm tiers) call the compiled map through it."""
+        minimisers) over all rows. The engine's :class:`.job.Job` (per-row knobs, warm tiers) calls the compiled
+        map through it; :meth:`rows` (hence :meth:`evaluate`) through :func:`.qmc_map.chunked_rows`, as the
+        verdicts' free map does."""
         parts = []
         for lo in range(0, len(X), chunk):
             sl = slice(lo, lo + chunk)
@@ -70,19 +71,11 @@ class QMCIntegrator:
         fmap = self.compiled(branch, gauge=branch != "free")
         B, n = X.shape
         Xr, scr = np.repeat(X, S, axis=0), np.tile(np.arange(S), B)
-        R = len(Xr)
-        out_f, out_h, out_ok = np.empty((R, n)), np.empty((R, n)), np.empty(R, bool)
-        chunk = max(1, MAX_SAMPLES // N)
+        knobs = np.tile([float(alpha), p.omega, p.sigma, p.lam], (len(Xr), 1))
         with jax.enable_x64(True):
             xi, y = self.points()
-            for lo in range(0, R, chunk):
-                idx = np.arange(lo, min(R, lo + chunk))
-                m = len(idx)
-                pad = np.concatenate([idx, np.full((bucket(m, chunk) if m < chunk else m) - m, idx[-1])])
-                kn = np.array([np.full(len(pad), float(v)) for v in (alpha, p.omega, p.sigma, p.lam)])
-                fx, ok, aux, _ = self.map_rows(fmap, Xr[pad], kn, scr[pad], xi, y, None, len(pad))
-                out_f[idx], out_ok[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m]
-                out_h[idx] = np.asarray(aux["hats"])[:m]
+            out_f, out_ok, out_h = chunked_rows(fmap, Xr, knobs, scr, xi, y, None, max(1, MAX_SAMPLES // N),
+                                                lambda fx, ok, aux, h: (fx, ok, aux["hats"]))
         return out_f.reshape(B, S, n), out_h.reshape(B, S, n), out_ok.reshape(B, S)
 
     def evaluate(self, states, alpha: float, branch: str = "free") -> MapValue:

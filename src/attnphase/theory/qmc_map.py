@@ -173,21 +173,32 @@ def free_map_at(sol_rows: list, X: np.ndarray, scr: np.ndarray, params, cfg,
 def free_map(knobs: np.ndarray, X: np.ndarray, scr: np.ndarray, params, cfg,
              h_prev: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`free_map_at` with the rows' knobs given directly: ``knobs`` (R, 4) = (α, ω, σ, λ) per row."""
-    L, r, rs, k = params.L, params.r, params.r_star, params.k
     warm = h_prev is not None
-    fmap = compiled_map(L, r, rs, k, params.A, params.P, "free", warm, False, False)
+    fmap = compiled_map(params.L, params.r, params.r_star, params.k, params.A, params.P, "free", warm, False, False)
     xi, y = (jnp.asarray(a) for a in qmc_points(params, cfg))
-    N = cfg.points
-    chunk = max(1, MAX_SAMPLES // N)
+    return chunked_rows(fmap, X, knobs, scr, xi, y, h_prev, max(1, MAX_SAMPLES // cfg.points),
+                        lambda fx, ok, aux, h: (fx, ok, h))
+
+
+def chunked_rows(fmap, X: np.ndarray, knobs: np.ndarray, scr: np.ndarray, xi, y, h_prev: np.ndarray | None,
+                 chunk: int, keep) -> tuple[np.ndarray, ...]:
+    """The compiled map ``fmap`` at the rows ``X`` (R, n) with their knobs (R, 4: α, ω, σ, λ), scramble indices
+    ``scr`` and (warm map) previous minimisers ``h_prev``, in calls of at most ``chunk`` rows, a short last call
+    padded to :func:`bucket` rows (few distinct shapes, each one compilation). ``keep(images, valid, aux,
+    minimisers)`` picks the per-row outputs wanted; returns them for the R rows, in that order (float64, or
+    bool for the valid flags)."""
     R = len(X)
-    out_f, out_ok, out_h = np.empty_like(X), np.empty(R, bool), np.empty((R, N, 2, L, r))
+    out: list[np.ndarray] | None = None
     for lo in range(0, R, chunk):
         idx = np.arange(lo, min(R, lo + chunk))
         m = len(idx)
-        P_ = bucket(m, chunk) if m < chunk else m     # few distinct shapes (each is one compilation)
-        pad = np.concatenate([idx, np.full(P_ - m, idx[-1])])
+        pad = np.concatenate([idx, np.full((bucket(m, chunk) if m < chunk else m) - m, idx[-1])])
         kn = CG.Knobs(*(jnp.asarray(knobs[pad, j]) for j in range(4)))
-        fx, ok, _, h = fmap(jnp.asarray(X[pad]), kn, jnp.asarray(scr[pad]), xi, y,
-                            jnp.asarray(h_prev[pad]) if warm else None)
-        out_f[idx], out_ok[idx], out_h[idx] = np.asarray(fx)[:m], np.asarray(ok)[:m], np.asarray(h)[:m]
-    return out_f, out_ok, out_h
+        got = keep(*fmap(jnp.asarray(X[pad]), kn, jnp.asarray(scr[pad]), xi, y,
+                         None if h_prev is None else jnp.asarray(h_prev[pad])))
+        got = [np.asarray(a)[:m] for a in got]
+        if out is None:
+            out = [np.empty((R,) + a.shape[1:], bool if a.dtype == bool else np.float64) for a in got]
+        for o, a in zip(out, got):
+            o[idx] = a
+    return tuple(out or ())
