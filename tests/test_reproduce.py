@@ -64,3 +64,24 @@ def test_the_finite_d_check_runs_and_summarises_both_inits():
     assert note is None
     assert list(sim["init"]) == ["semantic", "positional"] and (sim["instances"] == 2).all()
     assert sim["e_t_mean"].gt(0).all() and len(calls) == 2
+
+
+def test_the_committed_full_run_is_the_run_full_does():
+    """docs/reproduce.md quotes a measured ``--full`` run (docs/data/reproduce_full/, 2026-12-06): its recorded
+    configuration must be :data:`attnphase.reproduce.FULL`, so a change of ``FULL`` fails here until the run is
+    measured again; its summary carries the refined α_c = 1.2515 of the quick run's ω = 0.3 transition
+    (docs/reproduce.md), and its α_c(ω) line rises with ω (the paper's Fig. 1) wherever it is on the grid."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from attnphase.reproduce import FULL
+    data = Path(__file__).resolve().parents[1] / "docs" / "data" / "reproduce_full"
+    cfg = json.loads((data / "provenance.json").read_text())["config"]
+    assert cfg["full"] is True
+    assert {k: cfg[k] for k in FULL} == json.loads(json.dumps(FULL))
+    lines = pd.read_csv(data / "phase_lines.csv")
+    a_c = lines["alpha_c"].dropna().to_numpy()
+    assert len(lines) == len(FULL["omegas"]) and len(a_c) >= 30 and (a_c[1:] > a_c[:-1]).all()
+    assert "α_c   = 1.2515" in (data / "summary.txt").read_text()

@@ -15,7 +15,8 @@ from ._common import AOpt, LOpt, POpt, ROpt, RStarOpt, check_output_path, emit_j
 @app.command("reproduce")
 def reproduce(out: Path = typer.Option(Path("attnphase-reproduce"), "--out", help="Output directory."),
               full: bool = typer.Option(False, "--full", help="Paper-scale run: d=1000, 24 instances, GD, the "
-                                        "40 ω × 40 α diagram (estimated 1-2 h on 2 cores; see docs/reproduce.md)."),
+                                        "40 ω × 40 α diagram (36 min measured on 2 shared cores; "
+                                        "see docs/reproduce.md)."),
               seed: int = typer.Option(0, "--seed", min=0, help="Base seed of the finite-d runs."),
               no_sim: bool = typer.Option(False, "--no-sim", help="Theory only (skip the finite-d check)."),
               L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, A: str = AOpt, P: str = POpt,
