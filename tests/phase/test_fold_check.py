@@ -77,6 +77,7 @@ def test_transition_finds_the_global_minimum_past_a_false_fold(check):
     gm = r.global_minimum.set_index("alpha")["global_kind"]
     if check:
         assert gm[0.5] == "semantic" and gm[0.7] == "none"     # 0.7 lies in the band where every solve fails
+        assert set(gm[(gm.index > 0.3) & (gm.index < 0.7)]) == {"semantic"}    # the walk's α's: surveyed
         assert r.alpha_c_kind == "continuous" and r.alpha_c == pytest.approx(BIRTH, abs=0.06)
         assert any("is no fold" in n for n in r.notes)
     else:

@@ -295,8 +295,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_location: dict[str, Any] = {}
     if fixed_points:
         survey_kw = dict(nodes=curve_nodes, solver=solver, stability_nodes=stab_nodes)
-        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), progress=progress,
-                     **survey_kw)
+        # the table α's and those where a walk past a false fold found the branch (the global minimum there)
+        walked = {round(a, 9) for fc in folds if not fc.real for a in fc.solved}
+        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]} | walked),
+                     progress=progress, **survey_kw)
         gm = mark_ties(global_minimum(fps), fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
