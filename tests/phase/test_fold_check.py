@@ -65,6 +65,7 @@ def test_check_fold_keeps_a_real_fold():
     fc = check_fold(P, br, no_lower, nodes=4)
     assert fc.real and not fc.solved and br.end.kind is PointState.ENDED
     assert [p.state for p in br.points] == before
+    assert fc.note.startswith("the semantic branch's end at") and "kept" in fc.note and "0.6" in fc.note
 
 
 @pytest.mark.parametrize("check", [True, False])

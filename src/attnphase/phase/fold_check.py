@@ -39,7 +39,8 @@ FOLD_MISSES = 3
 class FoldCheck:
     """The walk past the ``ended`` end of one branch (:func:`check_fold`): ``fold`` the end's estimate, ``real``
     (no valid point past it), the α's with a valid point (``solved``) and where the solve failed (``failed``),
-    and the branch's new end (``end``, None: valid to its last requested α)."""
+    and the branch's new end (``end``, None: valid to its last requested α); ``stopped``: the state that stopped
+    the walk and where (None: it reached the last requested α)."""
 
     branch: str
     fold: float
@@ -47,13 +48,15 @@ class FoldCheck:
     solved: tuple[float, ...]
     failed: tuple[float, ...]
     end: BranchEnd | None
+    stopped: tuple[str, float] | None = None
 
     @property
     def note(self) -> str:
         fails = ", ".join(f"{a:g}" for a in self.failed) or "none"
         if self.real:
-            return (f"the {self.branch} branch's fold at {self.fold:.4g}: no valid point past it at "
-                    f"{FOLD_PROBE_STEP:g} steps (failed at {fails})")
+            met = "" if self.stopped is None else f"; the walk stopped at {self.stopped[1]:g}, {self.stopped[0]}"
+            return (f"the {self.branch} branch's end at {self.fold:.4g} kept: no valid point past it in steps of "
+                    f"{FOLD_PROBE_STEP:g} (failed at {fails}{met})")
         span = f"{min(self.solved):g}–{max(self.solved):g}"
         end = ("valid to the last α" if self.end is None else
                f"now ends at {self.end.alpha:.4g} ({self.end.kind.value}: {self.end.reason})")
@@ -62,7 +65,8 @@ class FoldCheck:
 
     def to_dict(self) -> dict:
         return dict(branch=self.branch, fold=self.fold, real=self.real, solved=list(self.solved),
-                    failed=list(self.failed), end=None if self.end is None else self.end.to_dict())
+                    failed=list(self.failed), end=None if self.end is None else self.end.to_dict(),
+                    stopped=None if self.stopped is None else list(self.stopped))
 
 
 def _targets(end: BranchEnd, requested: list[float], step: float) -> list[float]:
@@ -115,8 +119,9 @@ def check_fold(params: ModelParams, branch: Branch, solver, *, nodes: int | None
             break
     solved = tuple(a for a, p in results.items() if p.state.valid)
     failed = tuple(a for a, p in results.items() if p.state is PointState.NOT_CONVERGED)
+    where = None if stop is None else (stop.state.value, float(stop.alpha))
     if not solved:
-        return FoldCheck(branch.branch, float(end.alpha), True, (), failed, end)
+        return FoldCheck(branch.branch, float(end.alpha), True, (), failed, end, where)
     last = valid[-1]
     new_end = None
     if stop is not None:
@@ -124,7 +129,7 @@ def check_fold(params: ModelParams, branch: Branch, solver, *, nodes: int | None
         new_end = BranchEnd(0.5 * (float(last.alpha) + float(stop.alpha)), kind, float(last.alpha),
                             float(stop.alpha))
     _rebuild(params, branch, results, new_end, nodes)
-    return FoldCheck(branch.branch, float(end.alpha), False, solved, failed, new_end)
+    return FoldCheck(branch.branch, float(end.alpha), False, solved, failed, new_end, where)
 
 
 def _rebuild(params: ModelParams, branch: Branch, results: dict[float, BranchPoint], end: BranchEnd | None,
