@@ -21,9 +21,10 @@ from ..errors import ParameterError
 from ..model import ModelParams
 from ..theory.solve import choose, point_solver
 from ..theory.solver import nodes_for_scale, resolution_note
-from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, branch_table, follow_branch, phase_qmc,
-                           unsolved_point)
+from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, PointState, branch_table, follow_branch,
+                           phase_qmc, unsolved_point)
 from .crossing import growth_crossing, precise_crossing
+from .fold_check import FOLD_MAX_STEPS, FoldCheck, check_fold
 from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
                          mark_ties, reclassification_notes, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
@@ -181,7 +182,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                max_steps: int = MAX_STEPS, extend: bool = True, alpha_max: float = ALPHA_MAX,
                alpha_min: float = ALPHA_MIN, end_xtol: float = END_XTOL,
                solver: PointSolver | None = None, fixed_points: bool = True, integrator: str = "auto",
-               qmc_config: Any = None, rsb1: bool = False) -> TransitionResult:
+               qmc_config: Any = None, rsb1: bool = False, fold_check: bool | None = None) -> TransitionResult:
     """α_c, α_l, the branches' ends and the mixed-fixed-point search at one parameter point.
 
     1. Both branches by continuation (:func:`~attnphase.phase.continuation.follow_branch`; semantic from the
@@ -244,6 +245,11 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         order = list(grid[::-1]) if b == "semantic" else list(grid)
         cb = (lambda i, b=b: progress(b, i + 1, len(grid))) if progress else None
         branches[b] = follow_branch(params, order, b, init=init.get(b), progress=cb, **kw)
+    if fold_check is None:
+        fold_check = how == "qmc"
+    folds: list[FoldCheck] = []
+    if fold_check:
+        folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress))
     sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     lo, hi = float(grid[0]), float(grid[-1])
     while extend:
@@ -254,6 +260,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if progress:
             progress(f"extend {d} to α={block[-1]:g}", 0, 1)
         _extend(params, branches, d, block, kw)
+        if fold_check:
+            folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress))
         lo, hi = min(lo, min(block)), max(hi, max(block))
         sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     against = _against(g, alpha_c, branches)
@@ -261,7 +269,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     a_c_ref = a_l_ref = None
     l_at = curve_nodes      # the order α_l was located at (the tables' until a refinement locates it)
     l_failed = False        # the first refinement tried α_l and kept the table value
-    notes: list[str] = []
+    notes: list[str] = [fc.note for fc in folds]
     refined: list[dict[str, Any]] = []
     # the order the student's scale near the lines needs (the split rule only): where it exceeds ``nodes``, α_c
     # and α_l are located at that order at the end (scale_refine), not by the refinement at ``nodes``
@@ -287,8 +295,10 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     c_location: dict[str, Any] = {}
     if fixed_points:
         survey_kw = dict(nodes=curve_nodes, solver=solver, stability_nodes=stab_nodes)
-        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]}), progress=progress,
-                     **survey_kw)
+        # the table α's and those where a walk past a false fold found the branch (the global minimum there)
+        walked = {round(a, 9) for fc in folds if not fc.real for a in fc.solved}
+        fps = survey(params, branches, sorted({round(p.alpha, 9) for p in branches["semantic"]} | walked),
+                     progress=progress, **survey_kw)
         gm = mark_ties(global_minimum(fps), fps)
         def loc(kind, a0, a1):
             return growth_crossing(params, kind, a0, a1, fps, nodes=curve_nodes, solver=solver, xtol=end_xtol,
@@ -403,7 +413,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                       xtol=xtol, refine=refine, mixed_alphas=list(map(float, mixed_alphas)), mixed_nodes=mixed_nodes,
                       max_steps=max_steps, extend=extend, alpha_min=alpha_min, alpha_max=alpha_max,
                       end_xtol=end_xtol, alpha_range=[lo, hi], alpha_c_location=c_location,
-                      scale_refinement=None if scaled is None else scaled.to_dict()),
+                      scale_refinement=None if scaled is None else scaled.to_dict(), fold_check=fold_check,
+                      fold_checks=[fc.to_dict() for fc in folds]),
                  kind="transition", states={b: br.states() for b, br in branches.items()},
                  solves={b: br.solves for b, br in branches.items()})
     if scaled is not None and scaled.ok:
@@ -424,6 +435,22 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                             alpha_l_nodes=None if alpha_l is None else l_nodes,
                             scale_refinement={} if scaled is None else scaled.to_dict(), integrator=how,
                             rsb1=r1, **errs)
+
+
+def _check_folds(params, branches, solver, kw, max_steps: int, progress) -> list[FoldCheck]:
+    """:func:`~.fold_check.check_fold` on every branch that ``ended`` (the walk's solves at the branches'
+    resolution ``kw``, at least :data:`~.fold_check.FOLD_MAX_STEPS` steps each)."""
+    out = []
+    for b, br in branches.items():
+        if br.end is None or br.end.kind is not PointState.ENDED:
+            continue
+        if progress:
+            progress(f"{b} past its end at α={br.end.alpha:.4g}", 0, 1)
+        fc = check_fold(params, br, solver, nodes=kw["nodes"], max_steps=max(max_steps, FOLD_MAX_STEPS),
+                        stability_nodes=kw.get("stability_nodes"))
+        if fc is not None:
+            out.append(fc)
+    return out
 
 
 def _extend_surveyed(params, branches, direction: str, span: tuple[float, float], fps, kw, survey_kw, el: float,

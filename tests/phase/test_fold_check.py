@@ -1,0 +1,85 @@
+"""A branch's "fold" that is a failure of the iteration (phase/fold_check.py): the L = 3, ω = 0.4 case of
+docs/guides/transitions-any-model.md on a stand-in solver — a semantic branch that exists down to its birth from
+the uninformative point (θ² ∝ α − 0.3), whose solves fail at isolated α's (a band (0.62, 0.72), as 0.7 and 0.65
+at 256 × 4 points), below which no stable fixed point was known."""
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnphase.model import ModelParams
+from attnphase.phase.continuation import PointState, follow_branch
+from attnphase.phase.fold_check import check_fold
+from attnphase.phase.transition import transition
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _stand_in_point import ScalarStandInPoint  # noqa: E402
+
+P = ModelParams(omega=0.3)
+BIRTH, HOLE = 0.3, (0.62, 0.72)
+
+
+def _theta(a):
+    return 0.2 * math.sqrt(max(a - BIRTH, 0.0))
+
+
+def solver(params, alpha, branch, *, nodes=None, init=None, max_steps=300, stability=True, **kw):
+    """semantic: θ(α) above the birth, collapsed below it, not converged inside HOLE; the uninformative point
+    (also the collapsed positional branch): its θ-factor crosses +1 at the birth; free: never converges."""
+    a = float(alpha)
+    uni_factor = 0.8 + (a - 0.2) * 2.0                         # +1 at α = 0.3
+    if branch == "semantic":
+        conv = not HOLE[0] < a < HOLE[1]
+        th = _theta(a)
+        return ScalarStandInPoint(a, branch, params, 0.1, 0.0, 3.0, th, 0.1, 0.0, 0.05, 0.01, 0.02,
+                                  0.01 * a - 0.001 * th ** 2, conv, 10 if conv else max_steps, 1e-7 if conv else 1e-2,
+                                  "converged" if conv else "not converged", 0.5 if conv else None, conv, 4)
+    conv = branch != "free"
+    return ScalarStandInPoint(a, branch, params, 0.1, 0.0, 3.0, 0.0, 0.1, 0.0, 0.05, 0.0, 0.03, 0.01 * a, conv, 10,
+                              1e-7, "converged" if conv else "not converged", uni_factor, uni_factor <= 1.0, 4)
+
+
+def test_check_fold_follows_the_branch_past_a_false_fold():
+    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5, 0.4, 0.2], "semantic", nodes=4, solver=solver, min_step=0.05)
+    assert br.end.kind is PointState.ENDED and br.end.alpha_valid > 0.7      # the false fold
+    assert [p.state for p in br.points][3:] == [PointState.ENDED] * 3
+    fc = check_fold(P, br, solver, nodes=4)
+    assert fc is not None and not fc.real
+    assert {0.5, 0.4} <= set(fc.solved) and 0.7 in fc.failed
+    assert [p.state for p in br.points][3:5] == [PointState.OK, PointState.OK]
+    assert br.points[3].theta == pytest.approx(_theta(0.5))
+    assert br.end.kind is PointState.COLLAPSED and br.end.alpha_valid > BIRTH >= br.end.alpha_invalid
+    assert br.points[5].state is PointState.COLLAPSED
+    assert "is no fold" in fc.note
+
+
+def test_check_fold_keeps_a_real_fold():
+    def no_lower(params, alpha, branch, **kw):
+        s = solver(params, alpha, branch, **kw)
+        return s if alpha > HOLE[0] else solver(params, 0.7, branch, **kw).__class__(
+            *[getattr(s, f) if f != "converged" else False for f in s.__dataclass_fields__])
+    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05)
+    before = [p.state for p in br.points]
+    fc = check_fold(P, br, no_lower, nodes=4)
+    assert fc.real and not fc.solved and br.end.kind is PointState.ENDED
+    assert [p.state for p in br.points] == before
+    assert fc.note.startswith("the semantic branch's end at") and "kept" in fc.note and "0.6" in fc.note
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_transition_finds_the_global_minimum_past_a_false_fold(check):
+    """Without the walk no stable fixed point is known on [0.3, 0.7] (the uninformative point a saddle, the
+    semantic branch lost at its false fold) and α_c is the competitor's loss of stability; with it the semantic
+    point is the global minimum there and α_c its continuous birth from the uninformative point."""
+    r = transition(P, alphas=[0.2, 0.5, 0.7, 0.9, 1.1], solver=solver, refine=False, mixed_alphas=[], extend=False,
+                   fold_check=check, end_xtol=0.05)
+    gm = r.global_minimum.set_index("alpha")["global_kind"]
+    if check:
+        assert gm[0.5] == "semantic" and gm[0.7] == "none"     # 0.7 lies in the band where every solve fails
+        assert set(gm[(gm.index > 0.3) & (gm.index < 0.7)]) == {"semantic"}    # the walk's α's: surveyed
+        assert r.alpha_c_kind == "continuous" and r.alpha_c == pytest.approx(BIRTH, abs=0.06)
+        assert any("is no fold" in n for n in r.notes)
+    else:
+        assert gm[0.5] == "none" and r.alpha_c_kind == "competitor loses stability"
