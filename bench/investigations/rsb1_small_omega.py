@@ -1,7 +1,7 @@
 """1RSB in the positional sector at the paper's σ = 0.5, λ = 0.01 and small ω (issue 32 follow-up; docs/theory/beyond-rs.md,
 "Small ω"): does a Δq > 0 saddle exist near the RS positional fixed point, and its e_t, m against RS and finite d.
 Starts: the RS positional fixed point (split rule) with q0 = q − Δq_start, Δq = Δq_start, V = 0.85 V_RS; x scanned in
-units of α/e_RS. Writes docs/data/beyond_rs/small_omega/rsb1_{sector}_omega{ω}.json (one record per α, every saddle).
+units of α/e_RS. Writes docs/data/beyond_rs/small_omega/rsb1_{sector}_omega{ω}[_R{R}_n{n}_y{order}].json (one record per α, every saddle).
 N_STARTS (environment) keeps the first N starts only.
 Run: OMP_NUM_THREADS=1 PYTHONPATH=src python bench/investigations/rsb1_small_omega.py OMEGA ALPHAS [SECTOR] [R n y_order]
 """
@@ -63,8 +63,9 @@ def main(omega: float, alphas, sector: str = "positional", R: float = 2.0, n: in
                    cpu_s=time.process_time() - t0)
         recs.append(rec)
         print(json.dumps({k: v for k, v in rec.items() if k != "scans"}), flush=True)
+        tag = "" if (R, n, y_order) == (2.0, 97, 10) else f"_R{R}_n{n}_y{y_order}"
         meta = dict(machine=platform.node(), sigma=0.5, lam=0.01, omega=omega, note=__doc__.splitlines()[0])
-        (out / f"rsb1_{sector}_omega{omega}.json").write_text(json.dumps(dict(meta=meta, rows=recs), indent=1, default=float))
+        (out / f"rsb1_{sector}_omega{omega}{tag}.json").write_text(json.dumps(dict(meta=meta, rows=recs), indent=1, default=float))
 
 
 if __name__ == "__main__":
