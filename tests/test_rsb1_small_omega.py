@@ -49,3 +49,15 @@ def test_positional_1rsb_exists_but_is_small_at_omega_0_1():
     assert p.dq > 0.003
     assert 1e-6 < p.e - e_rs < 1e-5
     assert 0.004 < p.m - r["m"] < 0.012
+
+
+def test_transition_caveat_at_small_omega_only_at_the_papers_sigma_lambda():
+    """`theory transition` at the paper's σ, λ, A and ω < 0.26 (competitor: the positional branch) carries the
+    measured caveat (the optimisers' crossing below the RS α_c, 1RSB not the cause); none at ω = 0.3 (RS confirmed
+    there) nor at another σ (not measured)."""
+    from attnphase.theory.landscape_caveat import rs_caveat
+    c = rs_caveat(ModelParams(omega=0.1), 0.7508, "positional")
+    assert c is not None and "0.691" in c and "RSB" in c and "beyond-rs" in c
+    assert rs_caveat(ModelParams(omega=0.3), 1.2515, "positional") is None
+    assert rs_caveat(ModelParams(omega=0.1, sigma=0.6), 0.8, "positional") is None
+    assert rs_caveat(ModelParams(omega=0.1), None, "positional") is None
