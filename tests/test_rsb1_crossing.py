@@ -40,6 +40,7 @@ def test_nothing_solved_where_rs_is_confirmed():
         raise AssertionError("a 1RSB solve ran where RS is confirmed")
     r = RC.report(ModelParams(omega=0.3), 1.24, "positional", compute=boom)
     assert r.alpha_c is None and "positional" in r.reason
+    assert "Small omega" in r.reason and "-0.007" in r.reason      # the measured 1RSB shift (beyond-rs.md)
     assert RC.report(ModelParams(omega=0.3, sigma=0.7), None, "uninformative", compute=boom).alpha_c is None
 
 

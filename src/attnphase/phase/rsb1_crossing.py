@@ -250,6 +250,11 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
 
 
 PROGRESS_STAGE = "alpha_c at one step of RSB"
+POSITIONAL_REASON = ("not computed: the RS competitor below alpha_c is the positional branch, RS-stable (replicon "
+                     "0.25-0.41); where one step of RSB was solved there (sigma = 0.5, lambda = 0.01, omega = 0.1-0.3) "
+                     "it moves alpha_c by -0.007 to -0.0002, while finite-d training crosses 0.04-0.06 lower at "
+                     "omega <= 0.2 (docs/theory/beyond-rs.md, 'Small omega at the paper's sigma')")
+"""The reason of a null α_c^1RSB against the positional branch (measured: docs/notes/2026-12-06-small-omega-rsb.md)."""
 
 
 class _Reporting:
@@ -276,6 +281,8 @@ def report(params: ModelParams, alpha_c: float | None, against: str,
     is the uninformative point); elsewhere nothing is solved and the reason says why."""
     if alpha_c is None:
         return Rsb1Crossing(None, None, "no RS alpha_c")
+    if against == "positional":
+        return Rsb1Crossing(None, None, POSITIONAL_REASON)
     if against != "uninformative":
         return Rsb1Crossing(None, None, f"not computed: the RS competitor below alpha_c is the {against} branch, "
                             "where RS is confirmed (docs/theory/beyond-rs.md)")
