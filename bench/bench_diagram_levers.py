@@ -3,7 +3,7 @@ solved by the code of a base commit and by this working tree, one process each, 
 after a warm-up of each (one ω, 3 α: the exported programs and XLA's cache are keyed by the package's source,
 so a code edited since its last run would otherwise pay the tracing inside the timing).
 
-    python bench/bench_diagram_levers.py [--base COMMIT] [--chain 0] [--count 5] [--repeat 1]
+    python bench/bench_diagram_levers.py [--base COMMIT] [--chain 0] [--count 5] [--first I] [--repeat 1]
 
 The slice is the first ``count`` columns of the diagram's chain ``chain`` (ω indices chain, chain + 2, …): the
 same columns, guided by the same previous ω, as in the full two-worker diagram, so the committed grid
@@ -77,12 +77,14 @@ def main() -> None:
     ap.add_argument("--base", default=None, help="commit of the old code (default: merge-base with main)")
     ap.add_argument("--chain", type=int, default=0)
     ap.add_argument("--count", type=int, default=5)
+    ap.add_argument("--first", type=int, default=None, help="first ω index (default: the chain's first; a later "
+                    "one starts unguided, unlike the full diagram: then old and new compare, not the committed grid)")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     import pandas as pd
     base = args.base or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True,
                                        text=True, check=True).stdout.strip()
-    idx = list(range(args.chain, 40, 2))[:args.count]
+    idx = list(range(args.chain if args.first is None else args.first, 40, 2))[:args.count]
     tmp = Path(tempfile.mkdtemp(prefix="bench_levers_"))
     old_src = tmp / "old"
     old_src.mkdir()
