@@ -452,4 +452,3 @@ def test_without_saddles_a_target_past_an_unstable_end_has_the_ends_state_not_it
         br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=saddles)
         assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) < 1e-9
         assert br[-1].state is state and len(at) == (1 if not saddles else 2)
-
