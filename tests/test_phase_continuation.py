@@ -396,7 +396,10 @@ def test_predictor_is_the_quadratic_through_the_last_three_points():
 
 def test_guided_predictor_extrapolates_the_difference_to_the_previous_omega():
     """With the previous ω's points (the guide) at the target and at the last two valid α's, the start is the
-    guide plus this ω's difference to it, extrapolated linearly in α: exact where the difference is linear."""
+    guide plus this ω's difference to it, extrapolated in α: exact where the difference is linear (two points)
+    or quadratic (three)."""
+    import dataclasses
+
     from attnphase.phase.predict import predict
 
     def pt(alpha, shift):
@@ -407,6 +410,13 @@ def test_guided_predictor_extrapolates_the_difference_to_the_previous_omega():
     start = predict("semantic", 0.9, [pt(1.0, 0.01), pt(0.95, 0.01)], guide)
     assert abs(start.q - (0.05 + 0.03 * 0.81 + 0.009)) < 1e-12   # the constant difference: off by 5e-4
     assert start.m == 0.0 and start.theta > 0
+
+    def bent(alpha):   # a difference quadratic in α: exact from three points
+        p = pt(alpha, 0.0)
+        return dataclasses.replace(p, q=p.q + 0.01 * alpha ** 2)
+    guide[round(0.85, 9)] = pt(0.85, 0.0)
+    start = predict("semantic", 0.85, [bent(1.0), bent(0.95), bent(0.9)], guide)
+    assert abs(start.q - (0.05 + 0.03 * 0.85 ** 2 + 0.01 * 0.85 ** 2)) < 1e-12
 
 
 def test_an_unstable_end_needs_no_extra_solve_where_the_linear_crossing_is_accurate():

@@ -1,6 +1,6 @@
 """Warm starts of the continuation in α (and across ω), on the state (MODEL.md §8: OrderParams of any r, k, r*):
 extrapolation of the last valid points (quadratic through three), or the previous ω's point plus this ω's change
-(extrapolated linearly in α), kept only where it is an admissible start of the branch (:func:`attnphase.theory.solution.admissible`)."""
+(extrapolated in α), kept only where it is an admissible start of the branch (:func:`attnphase.theory.solution.admissible`)."""
 
 from __future__ import annotations
 
@@ -47,10 +47,11 @@ def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = Non
     nothing is known.
 
     With a guide at ``alpha`` and at the last valid α: the previous ω's point plus this ω's difference to it,
-    the difference extrapolated linearly in α from the last two valid points where the guide has both
-    (:func:`guided`). Without: the quadratic through the last three valid points (:func:`extrapolated`), else
-    the line through the last two. On a trace of the 40 × 40 diagram (docs/benchmarks.md) the median start
-    error fell from 2.4e-3 to 2.7e-4 (guided) and from 6.5e-3 to 1.1e-3 (without a guide)."""
+    the difference extrapolated in α (quadratic through three points, else linear) from the last valid points
+    where the guide has them (:func:`guided`). Without: the quadratic through the last three valid points
+    (:func:`extrapolated`), else the line through the last two. On a trace of the 40 × 40 diagram
+    (docs/notes/2026-12-06-diagram-levers.md) the median start error fell from 2.4e-3 to 6.9e-5 (guided) and
+    from 6.5e-3 to 1.1e-3 (without a guide)."""
     last = valid[-1] if valid else None
     g = guide.get(round(alpha, 9)) if guide else None
     if g is not None:
@@ -64,37 +65,43 @@ def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = Non
 
 
 def guided(alpha: float, valid: Sequence, guide: dict) -> np.ndarray:
-    """``g(α) + d(last) + r·(d(last) − d(prev))`` with ``d(p) = x(p) − g(p.α)`` the difference to the previous
-    ω and ``r`` the step ratio; without the guide at the previous valid α (or beyond :data:`MAX_RATIO`), the
-    difference is kept constant."""
-    last = valid[-1]
-    d = state_vector(state_of(last)) - state_vector(state_of(guide[round(last.alpha, 9)]))
-    v = state_vector(state_of(guide[round(alpha, 9)])) + d
-    prev = valid[-2] if len(valid) >= 2 else None
-    gp = guide.get(round(prev.alpha, 9)) if prev is not None else None
-    if gp is not None and prev.alpha != last.alpha:
-        r = (alpha - last.alpha) / (last.alpha - prev.alpha)
-        if abs(r) <= MAX_RATIO:
-            v = v + r * (d - (state_vector(state_of(prev)) - state_vector(state_of(gp))))
-    return v
+    """``g(α) + d(α)`` with ``d(p) = x(p) − g(p.α)`` this ω's difference to the previous one, extrapolated in α
+    (:func:`lagrange`) from the last valid points where the guide has them (up to three, consecutive from the
+    last); a single one: ``d`` kept constant."""
+    pts = []
+    for p in reversed(list(valid[-3:])):
+        gp = guide.get(round(p.alpha, 9))
+        if gp is None or any(p.alpha == a for a, _ in pts):
+            break
+        pts.append((p.alpha, state_vector(state_of(p)) - state_vector(state_of(gp))))
+    pts.reverse()
+    d = lagrange(alpha, pts) if len(pts) >= 2 else None
+    return state_vector(state_of(guide[round(alpha, 9)])) + (pts[-1][1] if d is None else d)
 
 
 def extrapolated(alpha: float, valid: Sequence) -> np.ndarray | None:
-    """Lagrange extrapolation in α of the last three valid points (two where only two, or where the three α's
-    are not distinct); None when the step exceeds :data:`MAX_RATIO` times the last spacing."""
+    """Extrapolation in α of the last three valid points' states (two where only two, or where the three α's
+    are not distinct; :func:`lagrange`); None where it does not apply."""
     pts = list(valid[-3:])
-    if len(pts) < 2 or pts[-2].alpha == pts[-1].alpha:
-        return None
-    if abs(alpha - pts[-1].alpha) > MAX_RATIO * abs(pts[-1].alpha - pts[-2].alpha):
-        return None
     if len(pts) == 3 and len({p.alpha for p in pts}) < 3:
         pts = pts[1:]
-    xs = [p.alpha for p in pts]
+    return lagrange(alpha, [(p.alpha, state_vector(state_of(p))) for p in pts])
+
+
+def lagrange(alpha: float, pts: Sequence) -> np.ndarray | None:
+    """The polynomial through ``(α_i, v_i)`` (two or three points, the last nearest ``alpha``) at ``alpha``;
+    None with fewer than two points, a repeated last α, or a step beyond :data:`MAX_RATIO` times the last
+    spacing."""
+    if len(pts) < 2 or pts[-2][0] == pts[-1][0]:
+        return None
+    if abs(alpha - pts[-1][0]) > MAX_RATIO * abs(pts[-1][0] - pts[-2][0]):
+        return None
+    xs = [a for a, _ in pts]
     v = 0.0
-    for i, p in enumerate(pts):
+    for i, (xi, vi) in enumerate(pts):
         w = 1.0
         for j, a in enumerate(xs):
             if j != i:
-                w *= (alpha - a) / (xs[i] - a)
-        v = v + w * state_vector(state_of(p))
+                w *= (alpha - a) / (xi - a)
+        v = v + w * vi
     return v
