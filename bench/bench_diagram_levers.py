@@ -114,9 +114,10 @@ def main() -> None:
         print(f"{a} vs {b}: {len(diff)} of {2 * len(ga)} cells differ {diff}; max |Δα_c|, |Δα_l| {d:.2e}")
     cpu = {k: sum(x["cpu_total"] for x in v) for k, v in res.items()}
     wall = {k: sum(x["wall_total"] for x in v) for k, v in res.items()}
-    print(f"| {len(idx)} ω (indices {idx[0]}…{idx[-1]} step 2) × 40 α × 2, one process | old {cpu['old']:.1f} s CPU "
-          f"/ {wall['old']:.0f} s wall | new {cpu['new']:.1f} s CPU / {wall['new']:.0f} s wall | CPU ratio old/new "
-          f"**{cpu['old'] / cpu['new']:.3f}** (−{100 * (1 - cpu['new'] / cpu['old']):.1f} %) | load {os.getloadavg()} |")
+    print(f"| {len(idx)} ω (indices {idx[0]}…{idx[-1]} step 2) × 40 α × 2, one process "
+          f"| old {cpu['old']:.1f} s CPU / {wall['old']:.0f} s wall | new {cpu['new']:.1f} s CPU / {wall['new']:.0f} s "
+          f"wall | CPU ratio old/new **{cpu['old'] / cpu['new']:.3f}** ({100 * (cpu['new'] / cpu['old'] - 1):+.1f} %) "
+          f"| load {os.getloadavg()} |")
     for k in codes:
         r0 = res[k][0]
         print(f"{k}: solves {r0['solves']} iterations {r0['iterations']} growth factors {r0['factors']}")

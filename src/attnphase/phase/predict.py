@@ -1,6 +1,7 @@
 """Warm starts of the continuation in α (and across ω), on the state (MODEL.md §8: OrderParams of any r, k, r*):
 extrapolation of the last valid points (quadratic through three), or the previous ω's point plus this ω's change
-(extrapolated in α), kept only where it is an admissible start of the branch (:func:`attnphase.theory.solution.admissible`)."""
+(extrapolated in α), kept only where it is an admissible start of the branch
+(:func:`attnphase.theory.solution.admissible`)."""
 
 from __future__ import annotations
 

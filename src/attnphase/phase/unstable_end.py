@@ -94,9 +94,9 @@ def locate_crossing(run, branch: str, valid: list, hi, extra: list, xtol: float,
     """Where the growth factor crosses +1 between the last valid point and the saddle ``hi``: linear
     interpolation, refined by at most :data:`CROSSING_SOLVES` regula-falsi solves (each at the estimate, kept
     inside the inner 80 % of the bracket) while the bracket is wider than ``xtol`` and the estimate's error
-    (:func:`crossing_error` on ``valid`` and ``saddles``) is above ``ERROR_SHARE·xtol``. A solve that fails or has no growth factor stops the refinement;
-    solved points are appended to ``extra`` (valid ones to ``valid`` too). Returns ``(last valid, nearest
-    saddle, estimate)``."""
+    (:func:`crossing_error` on ``valid`` and ``saddles``) is above ``ERROR_SHARE·xtol``. A solve that fails or
+    has no growth factor stops the refinement; solved points are appended to ``extra`` (valid ones to ``valid``
+    too). Returns ``(last valid, nearest saddle, estimate)``."""
     lo = valid[-1]
     est = stability_crossing(lo, hi)
     for _ in range(CROSSING_SOLVES):
