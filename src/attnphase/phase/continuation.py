@@ -11,7 +11,7 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
 
 1. predicts a start (:func:`.predict.predict`): the quadratic in α through the last three valid points of
    this branch, or — across ω — the previous ω's solution at the same α plus the current ω's difference to
-   it, extrapolated linearly in α (``guide``); before the branch
+   it, extrapolated in α (``guide``); before the branch
    has a valid point, the model-derived start of the solver (:func:`attnphase.theory.solver.start_state`),
    then that start with a 1.6× larger overlap;
 2. corrects it with the point solver (any callable with :class:`PointSolver`'s signature; default
@@ -26,7 +26,8 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    :class:`~attnphase.theory.stepping.Bracket`) is below ``min_step``: the branch ends there (:class:`BranchEnd`,
    located to ``min_step`` in α), and the end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where
    the growth factor crosses +1 (also when a failed solve lies between the last valid point and a converged
-   saddle: the branch goes on; located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap
+   saddle: the branch goes on; located to ``xtol``, by regula falsi on the factor where the interpolation is
+   not that accurate), ``collapsed`` where the overlap
    vanishes (also when the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical
    slowing down), ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a
    fold).
@@ -284,14 +285,16 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
     branch beyond its previous range), the last one nearest the first α. ``min_step``: the adaptive step's
     smallest step, i.e. the resolution in α of a branch's end. ``saddles``: follow the pinned branch past an
-    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
+    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds, and so
+    does the α whose step met the end unless a saddle was already solved there).
     ``progress(i)`` after each requested α. ``stability_margin``: skip the growth factor's map evaluation
     (``stability=None`` on the point) where it cannot make the point ``unstable`` (:func:`_skip_stability`);
     None (default): evaluate it at every point. ``xtol``: resolution in α of an ``unstable`` end (the growth
-    factor's crossing of +1, located by at most :data:`~.unstable_end.CROSSING_SOLVES` extra solves once bracketed to
-    ``min_step``). ``stability_nodes``: the rule the growth factor is evaluated on (None: the solver's default,
-    ``min(nodes, 4)``); :func:`~.transition.transition` passes the branch's ``nodes`` where they are finer, so
-    that an ``unstable`` end is located at the branch's own resolution.
+    factor's crossing of +1, located by at most :data:`~.unstable_end.CROSSING_SOLVES` extra solves once
+    bracketed to ``min_step``, none where the interpolation is accurate to ``xtol``). ``stability_nodes``: the
+    rule the growth factor is evaluated on (None: the solver's default, ``min(nodes, 4)``);
+    :func:`~.transition.transition` passes the branch's ``nodes`` where they are finer, so that an ``unstable``
+    end is located at the branch's own resolution.
 
     With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
     branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
