@@ -383,3 +383,82 @@ def test_a_point_whose_growth_factor_is_unknown_is_not_valid():
     assert [p.state for p in br][:2] == [PointState.OK] * 2
     assert all(p.state is PointState.UNKNOWN for p in br.points[2:])
     assert br.end is not None and br.end.kind is PointState.UNKNOWN and 0.8 <= br.end.alpha <= 0.9
+
+
+def test_predictor_is_the_quadratic_through_the_last_three_points():
+    """Without a guide the start at the fourth α is the quadratic through the last three valid points: exact on
+    the stand-in's q = 0.05 + 0.03 α² (the line through two is off by 0.03·0.04·2 = 2.4e-3)."""
+    calls = []
+    follow_branch(P, [1.2, 1.0, 0.8, 0.6], "semantic", nodes=4, solver=make_fake(calls, end=0.0))
+    init = calls[3]["init"]
+    assert calls[3]["alpha"] == 0.6 and abs(init.q - (0.05 + 0.03 * 0.36)) < 1e-12 and init.theta > 0
+
+
+def test_guided_predictor_extrapolates_the_difference_to_the_previous_omega():
+    """With the previous ω's points (the guide) at the target and at the last two valid α's, the start is the
+    guide plus this ω's difference to it, extrapolated in α: exact where the difference is linear (two points)
+    or quadratic (three)."""
+    import dataclasses
+
+    from attnphase.phase.predict import predict
+
+    def pt(alpha, shift):
+        q = 0.05 + 0.03 * alpha ** 2 + shift * alpha
+        return ScalarStandInPoint(alpha, "semantic", P, q, 0.0, 12.0, 0.1, 0.1, 0.0, 0.05, 0.01, 0.0, 0.0, True,
+                                  5, 1e-7, "converged", 0.5, True, 4)
+    guide = {round(a, 9): pt(a, 0.0) for a in (1.0, 0.95, 0.9)}
+    start = predict("semantic", 0.9, [pt(1.0, 0.01), pt(0.95, 0.01)], guide)
+    assert abs(start.q - (0.05 + 0.03 * 0.81 + 0.009)) < 1e-12   # the constant difference: off by 5e-4
+    assert start.m == 0.0 and start.theta > 0
+
+    def bent(alpha):   # a difference quadratic in α: exact from three points
+        p = pt(alpha, 0.0)
+        return dataclasses.replace(p, q=p.q + 0.01 * alpha ** 2)
+    guide[round(0.85, 9)] = pt(0.85, 0.0)
+    start = predict("semantic", 0.85, [bent(1.0), bent(0.95), bent(0.9)], guide)
+    assert abs(start.q - (0.05 + 0.03 * 0.85 ** 2 + 0.01 * 0.85 ** 2)) < 1e-12
+
+
+def test_an_unstable_end_needs_no_extra_solve_where_the_linear_crossing_is_accurate():
+    """A growth factor linear in α: the crossing interpolated in the bracket is exact (its error estimate
+    against the quadratic through three factors is 0), so no regula-falsi solve is made; a strongly curved
+    factor (exp(200 (0.87 − α)): the linear estimate is off by 3e-3 > xtol) is still refined by solves."""
+    import dataclasses
+    fake = _smooth_factor(0.87)
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=False)
+    assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) < 1e-9
+    halving = {1.2, 1.0, 0.8, 0.9, 0.85, 0.875, 0.8625}
+    assert {round(c["alpha"], 9) for c in fake.calls} == halving
+
+    base = make_fake(end=0.0)
+    curved = []
+
+    def bent(params, alpha, branch, **kw):
+        curved.append(round(alpha, 9))
+        st = math.exp(200.0 * (0.87 - alpha))
+        return dataclasses.replace(base(params, alpha, branch, **kw), stability=st, stable=st <= 1.0)
+    br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=bent, saddles=False)
+    assert br.end.kind is PointState.UNSTABLE and set(curved) - halving
+    assert abs(br.end.alpha - 0.87) < abs(0.875 + (1 - math.exp(-1)) * -0.0125 / (math.exp(1.5) - math.exp(-1)) - 0.87)
+
+
+def test_without_saddles_a_target_past_an_unstable_end_has_the_ends_state_not_its_own_solve():
+    """The semantic branch is valid above 0.87 (factor crossing +1); the grid α 0.8 fails from the first,
+    extrapolated start and falls onto the uninformative point (θ = 0) from any later one. Without saddles the
+    cell is `unstable` like every cell beyond the end and is not solved again (the 40 × 40 diagram's cell
+    ω = 0.0938, α = 0.55 flipped to `collapsed` so); following saddles, the collapse is the cell's state."""
+    import dataclasses
+    for saddles, state in ((False, PointState.UNSTABLE), (True, PointState.COLLAPSED)):
+        base = _smooth_factor(0.87)
+        at = []
+
+        def fake(params, alpha, branch, **kw):
+            s = base(params, alpha, branch, **kw)
+            if round(alpha, 9) == 0.8:
+                at.append(alpha)
+                s = dataclasses.replace(s, converged=False, residual=1e-2, status="not converged") \
+                    if len(at) == 1 else dataclasses.replace(s, theta=0.0)
+            return s
+        br = follow_branch(P, [1.2, 1.0, 0.8], "semantic", nodes=4, min_step=0.0125, solver=fake, saddles=saddles)
+        assert br.end.kind is PointState.UNSTABLE and abs(br.end.alpha - 0.87) < 1e-9
+        assert br[-1].state is state and len(at) == (1 if not saddles else 2)

@@ -9,8 +9,9 @@ ONE point solve — reaching a point that failed from the model's start from a s
 for cold starts; the step control after a failure (halve the step, locate an end to a resolution) is one
 rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's descent. Per α it
 
-1. predicts a start: linear extrapolation in α of the last two valid points of this branch, or — across ω —
-   the previous ω's solution at the same α plus the current ω's α-step change (``guide``); before the branch
+1. predicts a start (:func:`.predict.predict`): the quadratic in α through the last three valid points of
+   this branch, or — across ω — the previous ω's solution at the same α plus the current ω's difference to
+   it, extrapolated in α (``guide``); before the branch
    has a valid point, the model-derived start of the solver (:func:`attnphase.theory.solver.start_state`),
    then that start with a 1.6× larger overlap;
 2. corrects it with the point solver (any callable with :class:`PointSolver`'s signature; default
@@ -25,7 +26,8 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    :class:`~attnphase.theory.stepping.Bracket`) is below ``min_step``: the branch ends there (:class:`BranchEnd`,
    located to ``min_step`` in α), and the end's kind is the evidence next to it (MODEL.md §7): ``unstable`` where
    the growth factor crosses +1 (also when a failed solve lies between the last valid point and a converged
-   saddle: the branch goes on; located to ``xtol`` by regula falsi on the factor), ``collapsed`` where the overlap
+   saddle: the branch goes on; located to ``xtol``, by regula falsi on the factor where the interpolation is
+   not that accurate), ``collapsed`` where the overlap
    vanishes (also when the failed iterate lost its overlap and the overlap² extrapolates to 0 there: critical
    slowing down), ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a
    fold).
@@ -54,6 +56,7 @@ from ..model import ModelParams
 from ..theory.solution import unsolved
 from ..theory.state import OrderParams
 from .predict import predict, start_from
+from .unstable_end import first_saddle, locate_crossing
 from ..theory.status import Status
 from ..theory.stepping import Bracket
 
@@ -81,11 +84,6 @@ integration rule's noise floor (MODEL.md §7: the split rule's map is piecewise 
 order 4 its floor is ~1e-5, the default ``rtol``): the iterate has stopped moving, the branch has not ended.
 Such a solve is repeated once at twice the outer order (:func:`_resolve_stall`). A fold or a collapse leaves
 the residual orders of magnitude higher (measured 2.5e-4 … 1 at the failures next to the diagram's ends)."""
-
-CROSSING_SOLVES = 2
-"""At most this many extra solves locate an ``unstable`` end (regula falsi on the growth factor, :func:`_locate_crossing`)
-once it is bracketed to ``min_step``."""
-
 
 class PointState(str, Enum):
     """What a point of a pinned branch is (a ``str`` enum: ``PointState.OK == "ok"``)."""
@@ -276,13 +274,6 @@ class Branch:
         return out
 
 
-def _stability_crossing(a_ok: BranchPoint, a_bad: BranchPoint) -> float:
-    s0, s1 = a_ok.stability, a_bad.stability
-    if s0 is not None and s1 is not None and math.isfinite(s0) and math.isfinite(s1) and s0 <= 1.0 < s1:
-        return float(a_ok.alpha + (1.0 - s0) * (a_bad.alpha - a_ok.alpha) / (s1 - s0))
-    return Bracket(a_ok.alpha, a_bad.alpha).mid()
-
-
 def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, nodes: int | None = None,
                   init=None, guide: dict | None = None, history: Sequence | None = None,
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
@@ -294,14 +285,16 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
     branch beyond its previous range), the last one nearest the first α. ``min_step``: the adaptive step's
     smallest step, i.e. the resolution in α of a branch's end. ``saddles``: follow the pinned branch past an
-    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds).
+    ``unstable`` end (else the α's beyond get the state ``unstable`` without a solve, as for the other kinds, and so
+    does the α whose step met the end unless a saddle was already solved there).
     ``progress(i)`` after each requested α. ``stability_margin``: skip the growth factor's map evaluation
     (``stability=None`` on the point) where it cannot make the point ``unstable`` (:func:`_skip_stability`);
     None (default): evaluate it at every point. ``xtol``: resolution in α of an ``unstable`` end (the growth
-    factor's crossing of +1, located by at most :data:`CROSSING_SOLVES` extra solves once bracketed to
-    ``min_step``). ``stability_nodes``: the rule the growth factor is evaluated on (None: the solver's default,
-    ``min(nodes, 4)``); :func:`~.transition.transition` passes the branch's ``nodes`` where they are finer, so
-    that an ``unstable`` end is located at the branch's own resolution.
+    factor's crossing of +1, located by at most :data:`~.unstable_end.CROSSING_SOLVES` extra solves once
+    bracketed to ``min_step``, none where the interpolation is accurate to ``xtol``). ``stability_nodes``: the
+    rule the growth factor is evaluated on (None: the solver's default, ``min(nodes, 4)``);
+    :func:`~.transition.transition` passes the branch's ``nodes`` where they are finer, so that an ``unstable``
+    end is located at the branch's own resolution.
 
     With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
     branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
@@ -379,14 +372,14 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
             if out.points[-1].state.valid:
                 valid.append(out.points[-1])
         else:
-            p = _advance(run, branch, a, valid, guide, min_step, out, xtol)
+            p = _advance(run, branch, a, valid, guide, min_step, out, xtol, saddles)
             out.points.append(p)
         if progress is not None:
             progress(i)
     if not any(p.state.valid for p in out.points):   # nothing to follow back from: the cold starts after all
         for i in deferred:
             out.points[i] = first(out.points[i].alpha)
-    _backwards(run, out, guide, min_step, xtol)
+    _backwards(run, out, guide, min_step, xtol, saddles)
     return out
 
 
@@ -449,7 +442,7 @@ def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin
     return bool(pred < 1.0 - margin)
 
 
-def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL) -> None:
+def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL, follow: bool = True) -> None:
     """When the first α's gave no valid point and a later one did, follow the branch back from its first
     valid point over them (same adaptive step): they get the state of the branch's beginning (``begin``)
     instead of a failure of a cold start."""
@@ -464,7 +457,7 @@ def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL)
             out.points[j] = unsolved_point(out.params, a, out.branch, out.points[lead].nodes, tmp.end.kind,
                                       f"before the branch's beginning near α={tmp.end.alpha:.4g}: {tmp.end.reason}")
             continue
-        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol)
+        out.points[j] = _advance(run, out.branch, a, back, guide, min_step, tmp, xtol, follow)
     out.begin = tmp.end
     out.extra.extend(tmp.extra)
 
@@ -486,7 +479,7 @@ def scaled_start(params, alpha, branch, scale):
 
 
 def _advance(run, branch: str, target: float, valid: list, guide, min_step: float, out: Branch,
-             xtol: float = END_XTOL) -> BranchPoint:
+             xtol: float = END_XTOL, follow: bool = True) -> BranchPoint:
     """Reach ``target`` from the last valid point, halving the step on failure (adaptive step); sets
     ``out.end`` when the interval to the first invalid α falls below ``min_step``.
 
@@ -498,7 +491,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
     The end's kind is the evidence next to it: a failure (``not converged``) with a converged saddle of the
     branch beyond it (state ``unstable``, met on the way) is no fold — the branch exists on both sides — so
     the end is ``unstable``; an ``unstable`` end is then located to ``xtol`` on the growth factor
-    (:func:`_locate_crossing`)."""
+    (:func:`~.unstable_end.locate_crossing`)."""
     a_try = target
     bad: BranchPoint | None = None
     bad_from = math.inf   # distance in α of the start that the invalid point ``bad`` was last solved from
@@ -553,36 +546,18 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                     bad, bad_from, a_try = None, math.inf, target
                     continue
                 bad = p
-            return _end_at(run, branch, target, valid, bad, saddles, at_target, out, xtol)
+            return _end_at(run, branch, target, valid, bad, saddles, at_target, out, xtol, follow)
         a_try = Bracket(last.alpha, bad.alpha).mid()   # a halved step
 
 
-def _beyond(p: BranchPoint, last: BranchPoint, target: float) -> bool:
-    """``p`` lies past the last valid point, on the way to ``target``."""
-    return (p.alpha - last.alpha) * (target - last.alpha) > 0
-
-
-def _first_saddle(saddles: Sequence[BranchPoint], last: BranchPoint, target: float) -> BranchPoint | None:
-    """The saddle nearest the last valid point whose growth factor is not above that of any saddle farther
-    away. Near an instability the factor grows monotonically away from the valid side; a nearer saddle with a
-    larger factor is a glitch of the finite-difference factor (measured: 6.45 at ω = 0.377, α = 0.975 between
-    0.93 at α = 0.981 and 1.20 at α = 0.95, while a re-solve there gave 0.98) and does not bracket the
-    crossing."""
-    have = sorted((p for p in saddles if _beyond(p, last, target)), key=lambda p: abs(p.alpha - last.alpha))
-    for i, p in enumerate(have):
-        far = [x.stability for x in have[i + 1:] if x.stability is not None and math.isfinite(x.stability)]
-        if p.stability is None or not math.isfinite(p.stability) or not far or p.stability <= min(far):
-            return p
-    return None
-
-
 def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, saddles: Sequence[BranchPoint],
-            at_target: BranchPoint | None, out: Branch, xtol: float) -> BranchPoint:
+            at_target: BranchPoint | None, out: Branch, xtol: float, follow: bool = True) -> BranchPoint:
     """Set ``out.end`` from the first invalid point ``bad`` next to the last valid one (see :func:`_advance`)
-    and return the point at ``target``."""
+    and return the point at ``target`` (past an ``unstable`` end a saddle solved there, else, and always
+    where saddles are not followed (``follow=False``) and none was solved, the end's reason)."""
     last = valid[-1]
     kind = bad.state if bad.state is not PointState.NOT_CONVERGED else PointState.ENDED
-    saddle = _first_saddle(saddles, last, target)
+    saddle = first_saddle(saddles, last, target)
     if kind is PointState.ENDED and saddle is not None:
         kind = PointState.UNSTABLE   # the pinned branch goes on past the failure: it did not end there
     zero = _collapse_point(valid, bad, branch) if kind in (PointState.ENDED, PointState.COLLAPSED) else None
@@ -590,19 +565,26 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
         kind, est = PointState.COLLAPSED, zero
         out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
     elif kind is PointState.UNSTABLE:
-        lo, hi, est = _locate_crossing(run, branch, valid, saddle or bad, out, xtol)
+        lo, hi, est = locate_crossing(run, branch, valid, saddle or bad, out.extra, xtol, saddles)
         out.end = BranchEnd(float(est), kind, float(lo.alpha), float(hi.alpha))
     else:
         est = Bracket(last.alpha, bad.alpha).mid()
         out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
     if bad.alpha == target and (bad.state is kind or kind is PointState.ENDED):
         return BranchPoint(bad.solution, kind)   # (an unconverged one only as `ended`: never used)
-    if kind is PointState.UNSTABLE:  # the saddle at the target itself (already solved: kept)
-        t = at_target if at_target is not None and at_target.state.exists else \
-            run(target, predict(branch, target, valid + [hi], None))
-        if t.state.exists or t.state is not PointState.NOT_CONVERGED:
-            return BranchPoint(t.solution, PointState.UNSTABLE if t.state in (PointState.OK, PointState.UNSTABLE)
-                               else t.state)
+    if kind is PointState.UNSTABLE:
+        # the saddle at the target itself: kept where already solved; solved here only where saddles are
+        # followed. Without them the cell has the end's reason like every cell beyond: a solve there would not
+        # be used, and its outcome next to the saddle's own collapse is fragile (ω = 0.0938, α = 0.55 semantic:
+        # the end at 0.599, θ² of the saddles extrapolates to 0 at 0.553; the solve from the extrapolated
+        # start fell onto the uninformative point and the cell read `collapsed` between `unstable` cells)
+        t = at_target if at_target is not None and at_target.state.exists else None
+        if t is None and follow:
+            t = run(target, predict(branch, target, valid + [hi], None))
+        if t is not None and t.state in (PointState.OK, PointState.UNSTABLE):
+            return BranchPoint(t.solution, PointState.UNSTABLE)
+        if t is not None and follow and t.state is not PointState.NOT_CONVERGED:
+            return BranchPoint(t.solution, t.state)
         kind = PointState.UNSTABLE   # the saddle not solved here: the cell has the end's reason, as all beyond
     return unsolved_point(out.params, target, branch, bad.nodes, kind,
                      f"beyond the branch's end near α={est:.4g}: {END_REASONS[kind]}")
@@ -646,34 +628,6 @@ def _collapse_point(valid: list, bad: BranchPoint, branch: str) -> float | None:
     if not lo - width <= zero <= hi + width:
         return None
     return min(max(zero, lo), hi)
-
-
-def _locate_crossing(run, branch: str, valid: list, hi: BranchPoint, out: Branch, xtol: float):
-    """Where the growth factor crosses +1 between the last valid point and the saddle ``hi``: linear
-    interpolation, refined by at most :data:`CROSSING_SOLVES` regula-falsi solves (each at the estimate, kept
-    inside the inner 80 % of the bracket) while the bracket is wider than ``xtol``. A solve that fails or
-    has no growth factor stops the refinement. Returns ``(last valid, nearest saddle, estimate)``."""
-    lo = valid[-1]
-    est = _stability_crossing(lo, hi)
-    for _ in range(CROSSING_SOLVES):
-        d = hi.alpha - lo.alpha
-        if abs(d) <= xtol or lo.stability is None or hi.stability is None:
-            break
-        t = min(max((est - lo.alpha) / d, 0.1), 0.9)
-        a = lo.alpha + t * d
-        p = run(a, predict(branch, a, valid, None))
-        if p.stability is None or not math.isfinite(p.stability) or not p.state.exists:
-            break
-        out.extra.append(p)
-        if not p.state.valid and p.stability > hi.stability:
-            break   # a glitch of the factor (:func:`_first_saddle`): keep the bracket
-        if p.state.valid:
-            valid.append(p)
-            lo = p
-        else:
-            hi = p
-        est = _stability_crossing(lo, hi)
-    return lo, hi, est
 
 
 def branch_table(branch_or_points):
