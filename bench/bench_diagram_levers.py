@@ -1,6 +1,6 @@
 """Old against new diagram code in one run (issue 34 item 3): the same chain slice of the default 40 × 40 grid
 solved by the code of a base commit and by this working tree, one process each, one thread, one after the other,
-after a warm-up of each (one ω, 3 α: the exported programs and XLA's cache are keyed by the package's source,
+after a warm-up of each (one ω, 3 α and one solve at nodes = 6 and 8, the stall retries' orders: the exported programs and XLA's cache are keyed by the package's source,
 so a code edited since its last run would otherwise pay the tracing inside the timing).
 
     python bench/bench_diagram_levers.py [--base COMMIT] [--chain 0] [--count 5] [--first I] [--repeat 1]
@@ -37,6 +37,11 @@ from attnphase.phase.diagram import DEFAULT_ALPHAS, DEFAULT_OMEGAS
 idx, out, n_a = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 omegas = [DEFAULT_OMEGAS[i] for i in idx]
 t0, c0 = time.time(), time.process_time()
+if n_a < 40:   # the warm-up: also the finer orders of the stall / end retries (their programs compiled here)
+    from attnphase.phase.continuation import default_solver
+    for n in (6, 8):
+        default_solver(ModelParams())(ModelParams(), 1.0, "semantic", nodes=n, max_steps=3, rtol=1e-5)
+    t0, c0 = time.time(), time.process_time()
 g, ln = phase_diagram(ModelParams(), omegas, DEFAULT_ALPHAS[-n_a:], workers=1)
 g.to_csv(out + "_grid.csv", index=False, float_format="%.12g")
 ln.to_csv(out + "_lines.csv", index=False, float_format="%.12g")

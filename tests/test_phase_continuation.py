@@ -278,12 +278,43 @@ def test_an_unstable_end_is_not_located_at_a_glitch_of_the_growth_factor():
 
 
 def test_a_stall_that_a_finer_rule_does_not_cure_stays_not_converged():
-    """A failure in the noise-floor band (residual within 10·rtol) is retried once at twice the outer order;
-    when that fails too the point is still "not converged" (the solver truly failed)."""
+    """A failure in the noise-floor band (residual within 10·rtol) is retried at the finer orders (6, then 8);
+    when those fail too the point is still "not converged" (the solver truly failed)."""
     fake = _smooth_factor(0.0, fail=(0.0, 10.0), residual=2e-5)
     br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=fake)
     assert [p.state for p in br] == [PointState.NOT_CONVERGED] * 2 and br.end is None
-    assert {c["nodes"] for c in fake.calls} == {4, 8}
+    assert {c["nodes"] for c in fake.calls} == {4, 6, 8}
+
+
+def _fails_below(orders: set, residual: float, lo: float = 0.9, hi: float = 1.1):
+    """The stand-in semantic branch, not converging for α in (lo, hi) at the outer ``orders`` (residual
+    ``residual``), converging at any other order; records the orders asked."""
+    import dataclasses
+    base = make_fake(end=0.0)
+    calls = []
+
+    def fake(params, alpha, branch, *, nodes=None, **kw):
+        calls.append(nodes)
+        s = base(params, alpha, branch, nodes=nodes, **kw)
+        if lo < alpha < hi and nodes in orders:
+            return dataclasses.replace(s, converged=False, residual=residual, status="not converged")
+        return s
+    fake.calls = calls
+    return fake
+
+
+def test_a_stall_is_cured_at_the_cheaper_finer_order_first():
+    """A stall of the nodes = 4 rule (residual 2e-5, within 10·rtol) that nodes = 6 cures is solved there, not at
+    nodes = 8: a split-rule evaluation costs ∝ nodes³ (8× at nodes = 8, 3.4× at nodes = 6), and nodes = 6
+    converged at the four stalls of the diagram's trace ω = 0.069–0.192 (docs/notes/2026-12-06-diagram-levers.md)."""
+    fake = _fails_below({4}, 2e-5)
+    br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=fake)
+    assert [p.state for p in br] == [PointState.OK] * 2 and br.end is None
+    assert br[1].nodes == 6 and "stall" in br[1].note and fake.calls == [4, 4, 6]
+    # where nodes = 6 stalls too, nodes = 8 (twice the order, the cure before) still gets its chance
+    fake = _fails_below({4, 6}, 2e-5)
+    br = follow_branch(P, [1.2, 1.0], "semantic", nodes=4, solver=fake)
+    assert [p.state for p in br] == [PointState.OK] * 2 and br[1].nodes == 8 and fake.calls == [4, 4, 6, 8]
 
 
 def test_a_stall_at_the_noise_floor_is_no_branch_end():
@@ -292,7 +323,7 @@ def test_a_stall_at_the_noise_floor_is_no_branch_end():
     converges, and the point is valid (its status says how it was obtained)."""
     br = follow_branch(ModelParams(omega=0.118462), [0.6875, 0.7], "positional", nodes=4, min_step=0.0125)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 2
-    assert br[1].nodes == 8 and "stall" in br[1].note and br[1].converged
+    assert br[1].nodes == 6 and "stall" in br[1].note and br[1].converged   # (the cheaper finer order cures it)
 
 
 def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
@@ -319,7 +350,8 @@ def test_a_failed_solve_that_loses_its_overlap_is_a_collapse_not_a_fold():
 def test_a_failure_that_a_finer_rule_cures_is_no_branch_end():
     """Near a branch's end the coarse (nodes = 4) map can fail with a large residual where the finer one
     converges (ω = 0.1185, α = 0.65 semantic: residual 1e-3 at nodes = 4, converged at nodes = 8): before an
-    end is declared the last failed solve is repeated at twice the branch's outer order."""
+    end is declared the last failed solve is repeated at a finer outer order: nodes = 6 first (cheaper, ∝ nodes³),
+    nodes = 8 where that fails too."""
     import dataclasses
     base = make_fake(end=0.0)
 
@@ -330,7 +362,12 @@ def test_a_failure_that_a_finer_rule_cures_is_no_branch_end():
         return s
     br = follow_branch(P, [1.0, 0.8, 0.7, 0.6], "semantic", nodes=4, min_step=0.0125, solver=fake)
     assert br.end is None and [p.state for p in br] == [PointState.OK] * 4
-    assert br[2].nodes == 8
+    assert br[2].nodes == 6
+    for orders, cured in (({4}, 6), ({4, 6}, 8)):   # (residual 1e-3: no stall, the end retry's finer orders)
+        fake = _fails_below(orders, 1e-3, 0.65, 0.75)
+        br = follow_branch(P, [1.0, 0.8, 0.7, 0.6], "semantic", nodes=4, min_step=0.0125, solver=fake)
+        assert br.end is None and [p.state for p in br] == [PointState.OK] * 4
+        assert br[2].nodes == cured and (8 in fake.calls) == (cured == 8)
 
 
 @pytest.mark.slow

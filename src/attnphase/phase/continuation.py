@@ -32,7 +32,8 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    slowing down), ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a
    fold).
    A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
-   repeated at twice the outer order, and so is the last failed solve before an end is declared: a stall
+   repeated at a finer outer order (1.5×, then 2× where that fails: :func:`finer_orders`), and so is the last
+   failed solve before an end is declared: a stall
    of the coarse rule is no end. Every α beyond the end gets that kind as its
    state, without a solve — except past an
    ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
@@ -82,7 +83,7 @@ STALL_FACTOR = 10.0
 """A solve that stopped with its residual above ``rtol`` but within ``STALL_FACTOR·rtol`` has stalled at the
 integration rule's noise floor (MODEL.md §7: the split rule's map is piecewise smooth; at the diagram's outer
 order 4 its floor is ~1e-5, the default ``rtol``): the iterate has stopped moving, the branch has not ended.
-Such a solve is repeated once at twice the outer order (:func:`_resolve_stall`). A fold or a collapse leaves
+Such a solve is repeated at a finer outer order (:func:`_resolve_stall`, :func:`finer_orders`). A fold or a collapse leaves
 the residual orders of magnitude higher (measured 2.5e-4 … 1 at the failures next to the diagram's ends)."""
 
 class PointState(str, Enum):
@@ -392,18 +393,32 @@ def stalled(sol, rtol: float) -> bool:
     return rtol < r <= STALL_FACTOR * rtol and sol.q <= DIVERGE_Q * sol.params.sigma ** 2
 
 
-def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSettings, stab: bool):
-    """The stalled solve ``sol`` repeated from its own last iterate at twice its outer order (a finer rule
-    has a lower noise floor). The converged result says so in its ``status`` (its ``nodes`` is the order it
-    was solved at); if it does not converge either, ``sol`` is returned unchanged (a real failure)."""
-    n = int(getattr(sol, "nodes", 0) or 0)
+def finer_orders(n: int) -> tuple[int, ...]:
+    """The outer orders a stall or an end retry tries after ``n``, cheapest first: ``n`` + ``n``/2 (rounded to
+    an even step, the split rule's orders are even), then ``2n`` (the old cure) where the first does not
+    converge. A split-rule evaluation costs ∝ nodes³ (``nodes`` in ξ_v and y_v, ``4·nodes`` panels in y_u): at
+    the diagram's order 4 the first retry is nodes = 6 at ≈ 3.4× a nodes = 4 solve instead of 8× at nodes = 8,
+    and it cured all four stalls of the trace ω = 0.069–0.192 (docs/notes/2026-12-06-diagram-levers.md)."""
     if n <= 0:
+        return ()
+    mid = n + max(2, 2 * (n // 4))
+    return (mid, 2 * n) if mid < 2 * n else (2 * n,)
+
+
+def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSettings, stab: bool):
+    """The stalled solve ``sol`` repeated from its own last iterate at the finer orders of
+    :func:`finer_orders` (a finer rule has a lower noise floor; the cheaper one first, each from ``sol``). The
+    converged result says so in its ``status`` (its ``nodes`` is the order it was solved at); if none
+    converges, ``sol`` is returned unchanged (a real failure)."""
+    n = int(getattr(sol, "nodes", 0) or 0)
+    for fine in finer_orders(n):
+        s2 = solve(params, alpha, branch, nodes=fine, init=sol, max_steps=cfg.max_steps, stability=stab,
+                   rtol=cfg.rtol, **cfg.extra())
+        if s2.converged:
+            break
+    else:
         return sol
-    s2 = solve(params, alpha, branch, nodes=2 * n, init=sol, max_steps=cfg.max_steps, stability=stab,
-               rtol=cfg.rtol, **cfg.extra())
-    if not s2.converged:
-        return sol
-    note = (f"converged at nodes={2 * n} after a stall at the nodes={n} noise floor "
+    note = (f"converged at nodes={fine} after a stall at the nodes={n} noise floor "
             f"(residual {sol.residual:.2e}, rtol {cfg.rtol:.0e})")
     if hasattr(s2, "with_note"):
         return s2.with_note(note)
@@ -528,13 +543,16 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                 # a failure from an extrapolated start is not yet a fold: once more from the last valid point
                 # itself (the 40 × 40 diagram had 3 false "ended" ends, e.g. ω = 0.1185, α = 0.7 positional,
                 # which converges in 8 steps from the valid point at α = 0.6875)
-                # — and if that fails too, at twice the outer order: near a branch's end the nodes = 4 map can
+                # — and if that fails too, at a finer outer order: near a branch's end the nodes = 4 map can
                 # fail with its iterate no longer moving (ω = 0.1185, α = 0.65 semantic: residual 1e-3 after 300
-                # steps at q, θ fixed to 1e-6; converges in 34 steps at nodes = 8, growth factor 0.62: valid)
+                # steps at q, θ fixed to 1e-6; converges in 34 steps at nodes = 8, in 37 at nodes = 6 at half
+                # the CPU, growth factor 0.65: valid)
                 plain_for = bad.alpha
                 p = run(bad.alpha, last)
-                fine = 2 * int(getattr(p, "nodes", 0) or 0)   # (a failed plain solve: at the branch's order)
-                if p.state is PointState.NOT_CONVERGED and fine > 0:
+                # (the finer orders of a failed plain solve, at the branch's order: the cheaper one first)
+                for fine in finer_orders(int(getattr(p, "nodes", 0) or 0)):
+                    if p.state is not PointState.NOT_CONVERGED:
+                        break
                     p = run(bad.alpha, last, nodes=fine)
                     if p.state is PointState.UNSTABLE:
                         saddles.append(p)
