@@ -210,6 +210,23 @@ def table():
         print(f"| {lab} | " + " | ".join(cells) + f" | {e} | {rs} | {rsb} | {r['family_counts']} |")
 
 
+def gains():
+    """Per point and d: mean relative gain of the best over the better informed start, mean number of starts
+    within 1e-6 of the best, mean θ/σ² and m of the best, how often each kind of start won."""
+    import pandas as pd
+    df = pd.read_csv(CSV)
+    df["gain"] = 1 - df["best_e_t"] / df[["e_t_semantic", "e_t_positional"]].min(axis=1)
+    df["rank"] = df["point"].map({k: i for i, k in enumerate(POINTS)})
+    df = df.sort_values(["rank", "d", "instance"])
+    df["kind"] = df["winner"].str.extract(r"^([a-z_]+?)(?:\d|$)")[0]
+    print("| point | d | instances | gain over best informed start | starts within 1e-6 | θ/σ² | m | winners |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (pt, d), g in df.groupby(["point", "d"], sort=False):
+        kinds = ", ".join(f"{k} {v}" for k, v in g["kind"].value_counts().items())
+        print(f"| {REFERENCE[pt][0]} | {d} | {len(g)} | {100 * g['gain'].mean():.2f} % | {g['n_within_1e-6'].mean():.1f} "
+              f"| {g['theta_over_sigma2'].mean():.3f} | {g['m'].mean():.3f} | {kinds} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--point", choices=sorted(POINTS))
@@ -226,6 +243,7 @@ def main():
         fit()
     if a.table:
         table()
+        gains()
 
 
 if __name__ == "__main__":
