@@ -32,8 +32,8 @@ FULL = dict(alphas=_grid(0.2, 2.5, 0.05), curve_nodes=8, nodes=8, xtol=1e-4,
             pd_nodes=4, pd_refine=False, sim_alphas=_grid(0.2, 2.0, 0.2), d=1000, instances=24, optimizer="gd",
             test_samples=50000)
 """``--full``: the paper's (α, ω) diagram at 40 ω × 40 α (:func:`attnphase.phase.phase_diagram` defaults: two
-worker processes, 3.7 min measured on the idle 2-core machine on 2026-12-06: docs/benchmarks.md, "The 40 × 40
-phase diagram")."""
+worker processes, 178 s (library) to 187 s (CLI) measured on the idle 2-core machine on 2026-12-06:
+docs/benchmarks.md, "The 40 × 40 phase diagram")."""
 SIM_COLS = ("m", "theta", "theta_over_sigma2", "q", "e_t", "eps_g")
 
 
