@@ -422,13 +422,24 @@ def test_a_point_whose_growth_factor_is_unknown_is_not_valid():
     assert br.end is not None and br.end.kind is PointState.UNKNOWN and 0.8 <= br.end.alpha <= 0.9
 
 
-def test_predictor_is_the_quadratic_through_the_last_three_points():
-    """Without a guide the start at the fourth α is the quadratic through the last three valid points: exact on
-    the stand-in's q = 0.05 + 0.03 α² (the line through two is off by 0.03·0.04·2 = 2.4e-3)."""
+def test_predictor_without_a_guide_is_the_line_through_the_last_two_points():
+    """Without a guide the start at the fourth α is the line through the last two valid points (not the
+    quadratic through three, which overshoots near a square-root collapse: the real-theory test below): on the
+    stand-in's q = 0.05 + 0.03 α², 0.05 + 0.03·(2·0.64 − 1) at α = 0.6 (the quadratic would be exact)."""
     calls = []
     follow_branch(P, [1.2, 1.0, 0.8, 0.6], "semantic", nodes=4, solver=make_fake(calls, end=0.0))
     init = calls[3]["init"]
-    assert calls[3]["alpha"] == 0.6 and abs(init.q - (0.05 + 0.03 * 0.36)) < 1e-12 and init.theta > 0
+    assert calls[3]["alpha"] == 0.6 and abs(init.q - (0.05 + 0.03 * (2 * 0.64 - 1.0))) < 1e-12 and init.theta > 0
+
+
+def test_semantic_branch_at_sigma_07_collapses_continuously_real_theory():
+    """σ = 0.7, ω = 0.3 (docs/theory/beyond-rs.md: RS α_c = 0.641, a continuous onset): the semantic branch
+    followed down ends where θ → 0, ``collapsed`` at 0.6409 (split rule, the transition's grid and end
+    resolution). With the quadratic predictor of 2026-12-06 it stopped at a false fold, ``ended`` at 0.6504."""
+    from attnphase.model import ModelParams
+    br = follow_branch(ModelParams(sigma=0.7, omega=0.3), [0.7, 0.65, 0.6], "semantic", nodes=4, min_step=1e-3)
+    assert br.end is not None and br.end.kind is PointState.COLLAPSED
+    assert abs(br.end.alpha - 0.641) < 3e-3
 
 
 def test_guided_predictor_extrapolates_the_difference_to_the_previous_omega():

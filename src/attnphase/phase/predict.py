@@ -1,7 +1,6 @@
 """Warm starts of the continuation in α (and across ω), on the state (MODEL.md §8: OrderParams of any r, k, r*):
-extrapolation of the last valid points (quadratic through three), or the previous ω's point plus this ω's change
-(extrapolated in α), kept only where it is an admissible start of the branch
-(:func:`attnphase.theory.solution.admissible`)."""
+linear extrapolation of the last two valid points, or the previous ω's point plus this ω's change (extrapolated
+in α), kept only where it is an admissible start of the branch (:func:`attnphase.theory.solution.admissible`)."""
 
 from __future__ import annotations
 
@@ -49,10 +48,12 @@ def predict(branch: str, alpha: float, valid: Sequence, guide: dict | None = Non
 
     With a guide at ``alpha`` and at the last valid α: the previous ω's point plus this ω's difference to it,
     the difference extrapolated in α (quadratic through three points, else linear) from the last valid points
-    where the guide has them (:func:`guided`). Without: the quadratic through the last three valid points
-    (:func:`extrapolated`), else the line through the last two. On a trace of the 40 × 40 diagram
-    (docs/notes/2026-12-06-diagram-levers.md) the median start error fell from 2.4e-3 to 6.9e-5 (guided) and
-    from 6.5e-3 to 1.1e-3 (without a guide)."""
+    where the guide has them (:func:`guided`). Without: the line through the last two valid points
+    (:func:`extrapolated`). On a trace of the 40 × 40 diagram (docs/notes/2026-12-06-diagram-levers.md) the
+    guided median start error fell from 2.4e-3 to 6.9e-5. Without a guide the quadratic through three points is
+    NOT used: near a branch that collapses as θ ∝ √(α − α_0) it overshot, and the semantic branch followed down
+    at σ = 0.7, ω = 0.3 stopped at a false fold (0.6504, `ended`) above its collapse (0.6409, a continuous
+    onset; tests/test_phase_continuation.py)."""
     last = valid[-1] if valid else None
     g = guide.get(round(alpha, 9)) if guide else None
     if g is not None:
@@ -81,12 +82,9 @@ def guided(alpha: float, valid: Sequence, guide: dict) -> np.ndarray:
 
 
 def extrapolated(alpha: float, valid: Sequence) -> np.ndarray | None:
-    """Extrapolation in α of the last three valid points' states (two where only two, or where the three α's
-    are not distinct; :func:`lagrange`); None where it does not apply."""
-    pts = list(valid[-3:])
-    if len(pts) == 3 and len({p.alpha for p in pts}) < 3:
-        pts = pts[1:]
-    return lagrange(alpha, [(p.alpha, state_vector(state_of(p))) for p in pts])
+    """The line in α through the last two valid points' states (:func:`lagrange`); None where it does not
+    apply."""
+    return lagrange(alpha, [(p.alpha, state_vector(state_of(p))) for p in valid[-2:]])
 
 
 def lagrange(alpha: float, pts: Sequence) -> np.ndarray | None:
