@@ -83,3 +83,26 @@ def test_transition_finds_the_global_minimum_past_a_false_fold(check):
         assert any("is no fold" in n for n in r.notes)
     else:
         assert gm[0.5] == "none" and r.alpha_c_kind == "competitor loses stability"
+
+
+def test_a_walked_end_is_not_walked_again_with_the_same_alphas():
+    """transition checks the folds after following and after every extension: an end already walked with the
+    same α's is not walked again (its solves and note would repeat); a changed set of α's is walked anew."""
+    from attnphase.phase.transition import _check_folds
+
+    calls = []
+
+    def no_lower(params, alpha, branch, **kw):
+        calls.append(alpha)
+        s = solver(params, alpha, branch, **kw)
+        return s if alpha > HOLE[0] else s.__class__(
+            *[getattr(s, f) if f != "converged" else False for f in s.__dataclass_fields__])
+    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05)
+    walked: set = set()
+    kw = dict(nodes=4)
+    first = _check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked)
+    assert len(first) == 1 and first[0].real
+    n = len(calls)
+    assert _check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked) == [] and len(calls) == n
+    br.points.append(br.points[-1])          # one more α past the end (as after an extension): walked again
+    assert len(_check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked)) == 1 and len(calls) > n

@@ -248,8 +248,9 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if fold_check is None:
         fold_check = how == "qmc"
     folds: list[FoldCheck] = []
+    walked: set = set()     # (branch, end, α's) already walked: the same walk again would repeat its solves
     if fold_check:
-        folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress))
+        folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress, walked))
     sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     lo, hi = float(grid[0]), float(grid[-1])
     while extend:
@@ -261,7 +262,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             progress(f"extend {d} to α={block[-1]:g}", 0, 1)
         _extend(params, branches, d, block, kw)
         if fold_check:
-            folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress))
+            folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress, walked))
         lo, hi = min(lo, min(block)), max(hi, max(block))
         sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     against = _against(g, alpha_c, branches)
@@ -437,13 +438,19 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                             rsb1=r1, **errs)
 
 
-def _check_folds(params, branches, solver, kw, max_steps: int, progress) -> list[FoldCheck]:
+def _check_folds(params, branches, solver, kw, max_steps: int, progress, walked: set) -> list[FoldCheck]:
     """:func:`~.fold_check.check_fold` on every branch that ``ended`` (the walk's solves at the branches'
-    resolution ``kw``, at least :data:`~.fold_check.FOLD_MAX_STEPS` steps each)."""
+    resolution ``kw``, at least :data:`~.fold_check.FOLD_MAX_STEPS` steps each), except where the same end
+    with the same α's was walked before (``walked``, updated here: after an extension the walk would repeat
+    its solves and its note)."""
     out = []
     for b, br in branches.items():
         if br.end is None or br.end.kind is not PointState.ENDED:
             continue
+        key = (b, br.end, tuple(round(float(p.alpha), 9) for p in br.points))
+        if key in walked:
+            continue
+        walked.add(key)
         if progress:
             progress(f"{b} past its end at α={br.end.alpha:.4g}", 0, 1)
         fc = check_fold(params, br, solver, nodes=kw["nodes"], max_steps=max(max_steps, FOLD_MAX_STEPS),
