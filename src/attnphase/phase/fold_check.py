@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import ModelParams
-from .continuation import CURVE_RTOL, END_REASONS, Branch, BranchEnd, BranchPoint, PointState, point_state, \
-    unsolved_point
+from .continuation import CURVE_RTOL, END_REASONS, Branch, BranchEnd, BranchPoint, PointState, SolveSettings, \
+    point_state, unsolved_point
 
 FOLD_PROBE_STEP = 0.05
 """Spacing in α of the walk past an ``ended`` end (L = 3, ω = 0.4: failures at 0.7, 0.65, 0.55, 0.4 between valid
@@ -97,7 +97,7 @@ def check_fold(params: ModelParams, branch: Branch, solver, *, nodes: int | None
                    key=lambda p: sign * p.alpha)
     if not requested or not valid:
         return None
-    extra = {} if stability_nodes is None else dict(stability_nodes=stability_nodes)
+    extra = SolveSettings(stability_nodes=stability_nodes).extra()
     results: dict[float, BranchPoint] = {}
     misses, stop = 0, None
     for a in _targets(end, requested, step):
