@@ -250,9 +250,9 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     for b in ("semantic", "positional"):
         order = list(grid[::-1]) if b == "semantic" else list(grid)
         cb = (lambda i, b=b: progress(b, i + 1, len(grid))) if progress else None
-        branches[b] = br = follow_branch(params, order, b, init=init.get(b), progress=cb, walk_past=walk, **kw)
-        folds.extend(br.walks)
-        walked.update(_walk_key(br) for fc in br.walks if fc.real)
+        branches[b] = follow_branch(params, order, b, init=init.get(b), progress=cb, **kw)
+    if walk is not None:
+        folds.extend(_walk_ends(params, branches, walk, kw, progress, walked))
     sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     lo, hi = float(grid[0]), float(grid[-1])
     while extend:
@@ -448,7 +448,7 @@ def _walk_key(br: Branch) -> tuple:
 
 
 def _walk_ends(params, branches, walk: WalkPast, kw, progress, walked: set) -> list[FoldCheck]:
-    """After an extension: every branch whose end is ``ended`` followed on past it by
+    """After following (and after every extension): every branch whose end is ``ended`` followed on past it by
     :func:`~.continuation.follow_branch` with the ``walk`` policy (from its valid points before the end, over
     its α's past it), except where the same end with the same α's past it was walked before (``walked``,
     updated here). Returns the walks' records."""
