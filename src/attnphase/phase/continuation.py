@@ -6,8 +6,12 @@ Every command that follows a branch (``theory curve``, ``transition``, ``phase-d
 through :func:`follow_branch`. The ladders inside ``theory`` (the split rule's and the QMC engine's ladder
 starts, the engine's descent: ``theory/ladder_starts.py``, ``theory/branch_end.py``) are start strategies of
 ONE point solve — reaching a point that failed from the model's start from a solved neighbour — and run only
-for cold starts; the step control after a failure (halve the step, locate an end to a resolution) is one
-rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's descent. Per α it
+for cold starts. :func:`follow_branch` is the walker of a BRANCH: every α of it, every end found and named.
+Every step-control rule of both walkers (grow after a success, halve or bisect after a failure, an end
+located within a tolerance, give up below a smallest step) lives once in :mod:`attnphase.theory.stepping`:
+this module's parameters are :data:`~attnphase.theory.stepping.FOLLOW_RULE` (and the walk past an ``ended``
+end, :class:`~attnphase.theory.stepping.WalkPast`), the ladder's :data:`~attnphase.theory.stepping.LADDER_RULE`.
+The branch's data (:class:`PointState`, :class:`BranchEnd`, :class:`Branch`) are :mod:`.branch`'s. Per α it
 
 1. predicts a start (:func:`.predict.predict`): the quadratic in α through the last three valid points of
    this branch, or — across ω — the previous ω's solution at the same α plus the current ω's difference to
@@ -37,7 +41,9 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    of the coarse rule is no end. Every α beyond the end gets that kind as its
    state, without a solve — except past an
    ``unstable`` end, where the pinned branch still exists (a saddle): it is followed on, state ``unstable``,
-   until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest).
+   until its pinned iteration fails too (then that state, e.g. ``collapsed``, for the rest);
+5. with the ``walk_past`` policy, walks on past an ``ended`` end (:mod:`.walk`): a failure of the iteration at
+   isolated α's is no end where the branch converges again within the walk.
 
 A point is ``not converged`` only when the solver failed and no smaller step helped before the branch had a
 valid point, or the failure was isolated — never because it lies beyond a branch's end.
@@ -46,31 +52,29 @@ valid point, or the failure was isolated — never because it lies beyond a bran
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, is_dataclass, replace
-from enum import Enum
+from dataclasses import dataclass, is_dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..model import ModelParams
-from ..theory.solution import unsolved
 from ..theory.state import OrderParams
+from ..theory.stepping import FOLLOW_RULE, WalkPast
+from .branch import (COLLAPSE_TOL, DIVERGE_Q, END_REASONS, Branch, BranchEnd, BranchPoint, PointState, overlap_key,
+                     point_state, unsolved_point)
 from .predict import predict, start_from
 from .unstable_end import first_saddle, locate_crossing
-from ..theory.status import Status
-from ..theory.stepping import Bracket
+from .walk import FoldCheck, walk_past as walk_on
+
+__all__ = ["COLLAPSE_TOL", "CURVE_RTOL", "DIVERGE_Q", "END_REASONS", "END_XTOL", "MAX_STEPS", "Branch", "BranchEnd",
+           "BranchPoint", "FoldCheck", "PointSolver", "PointState", "SolveSettings", "WalkPast", "branch_table",
+           "default_solver", "finer_orders", "follow_branch", "overlap_key", "phase_qmc", "point_state",
+           "scaled_start", "stalled", "unsolved_point"]
 
 MAX_STEPS = 60
 """Iteration cap of the continuation solves: a warm-started point converges in 6–15 iterations (≤ 40 near the
 end of a branch); a point at or past a branch's end does not converge at all, and it is the expensive one."""
-
-COLLAPSE_TOL = 1e-3
-"""A semantic (positional) point with |θ| (|m|) below ``COLLAPSE_TOL·σ√q`` has collapsed onto the
-uninformative point: the branch does not exist there."""
-
-DIVERGE_Q = 100.0
-"""A point whose q exceeds ``DIVERGE_Q·σ²`` (100 times the teacher's own norm) is running away."""
 
 CURVE_RTOL = 1e-5
 """Solver tolerance of the continuation (relative change of the eight order parameters; the split rule's
@@ -85,60 +89,6 @@ integration rule's noise floor (MODEL.md §7: the split rule's map is piecewise 
 order 4 its floor is ~1e-5, the default ``rtol``): the iterate has stopped moving, the branch has not ended.
 Such a solve is repeated at a finer outer order (:func:`_resolve_stall`, :func:`finer_orders`). A fold or a collapse leaves
 the residual orders of magnitude higher (measured 2.5e-4 … 1 at the failures next to the diagram's ends)."""
-
-class PointState(str, Enum):
-    """What a point of a pinned branch is (a ``str`` enum: ``PointState.OK == "ok"``)."""
-
-    OK = "ok"
-    UNSTABLE = "unstable"
-    COLLAPSED = "collapsed"
-    DIVERGED = "diverged"
-    ENDED = "ended"
-    NOT_CONVERGED = "not converged"
-    UNKNOWN = "stability unknown"
-    """A converged fixed point of the pinned map whose growth factor could not be evaluated (NaN: the perturbed
-    state is inadmissible for the map, :func:`attnphase.theory.solver._growth`): not used as valid (the solver
-    says ``stable=False``), not a saddle either."""
-
-    @property
-    def valid(self) -> bool:
-        return self is PointState.OK
-
-    @property
-    def exists(self) -> bool:
-        """A converged fixed point of the pinned map (valid, a saddle, or of unknown stability)."""
-        return self in (PointState.OK, PointState.UNSTABLE, PointState.UNKNOWN)
-
-
-END_REASONS = {
-    PointState.UNSTABLE: "the growth factor of the pinned direction crosses +1 (a branch with m ≠ 0 and θ ≠ 0 "
-                         "splits off; the pinned branch goes on as a saddle)",
-    PointState.COLLAPSED: "the branch's overlap vanishes: it merges with the uninformative point",
-    PointState.DIVERGED: "q grows without bound",
-    PointState.ENDED: "no fixed point of the branch however small the step (a fold)",
-    PointState.NOT_CONVERGED: "the solver did not converge",
-    PointState.UNKNOWN: "the growth factor of the pinned direction could not be evaluated (stability unknown)",
-}
-
-
-@dataclass(frozen=True)
-class BranchEnd:
-    """Where a followed branch stops being valid: between ``alpha_valid`` (last valid α) and ``alpha_invalid``
-    (first invalid α met), ``alpha`` the estimate (a linear crossing of +1 by the growth factor, or the
-    midpoint), ``kind`` the state at ``alpha_invalid``."""
-
-    alpha: float
-    kind: PointState
-    alpha_valid: float
-    alpha_invalid: float
-
-    @property
-    def reason(self) -> str:
-        return END_REASONS[self.kind]
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(alpha=self.alpha, kind=self.kind.value, reason=self.reason, alpha_valid=self.alpha_valid,
-                    alpha_invalid=self.alpha_invalid)
 
 
 class PointSolver(Protocol):
@@ -191,96 +141,13 @@ class SolveSettings:
         return {} if self.stability_nodes is None else dict(stability_nodes=self.stability_nodes)
 
 
-def overlap_key(branch: str) -> str:
-    """The overlap that defines a pinned branch: θ (semantic) or m (positional)."""
-    return "theta" if branch == "semantic" else "m"
-
-
-def point_state(sol) -> PointState:
-    """Classify one solver result (module docstring, step 3). A point that was never solved (``solved=False``
-    attribute, set by the engine beyond a branch's end) keeps the state recorded on it."""
-    st = getattr(sol, "state", None)
-    if isinstance(st, PointState):
-        return st
-    sigma = sol.params.sigma
-    status = getattr(sol, "status", None)
-    if isinstance(status, Status) and status in (Status.COLLAPSED, Status.NOT_SIGNIFICANT):
-        return PointState.COLLAPSED    # the engine's verdict: the pinned overlap vanished (within its noise)
-    if not sol.converged:
-        if math.isfinite(sol.q) and sol.q > DIVERGE_Q * sigma ** 2:
-            return PointState.DIVERGED
-        return PointState.NOT_CONVERGED
-    b = sol.branch
-    if b in ("semantic", "positional"):
-        scale = COLLAPSE_TOL * sigma * math.sqrt(max(sol.q, 0.0))
-        if not abs(getattr(sol, overlap_key(b))) > scale:
-            return PointState.COLLAPSED
-    st = sol.stability
-    if st is None:   # not evaluated (skipped where it cannot exceed 1, :func:`_skip_stability`)
-        return PointState.OK
-    if not math.isfinite(st):   # evaluated and failed: unknown is not "ok" (the solver says stable=False)
-        return PointState.UNKNOWN
-    return PointState.UNSTABLE if st > 1.0 else PointState.OK
-
-
-@dataclass
-class BranchPoint:
-    """A solver result with its state (a thin wrapper: attribute access falls through to ``solution``)."""
-
-    solution: Any
-    state: PointState
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name == "solution":  # no recursion while unpickled (worker processes)
-            raise AttributeError(name)
-        return getattr(self.solution, name)
-
-
-def unsolved_point(params, alpha: float, branch: str, nodes, state: PointState, why: str) -> BranchPoint:
-    """A point that is not solved (beyond a branch's end), with the state ``state`` and the reason ``why``."""
-    return BranchPoint(unsolved(params, alpha, branch, nodes, why), state)
-
-
-@dataclass
-class Branch:
-    """A followed branch: one :class:`BranchPoint` per requested α (in the order given), the extra points
-    solved by the adaptive step and the end location, ``end`` (None when valid to the last α) and ``begin``
-    (where the branch starts being valid, when its first α's were not: found by following it backwards)."""
-
-    branch: str
-    params: ModelParams
-    points: list[BranchPoint]
-    end: BranchEnd | None = None
-    extra: list[BranchPoint] = field(default_factory=list)
-    begin: BranchEnd | None = None
-    solves: int = 0
-
-    def __iter__(self):
-        return iter(self.points)
-
-    def __len__(self):
-        return len(self.points)
-
-    def __getitem__(self, i):
-        return self.points[i]
-
-    def valid(self) -> list[BranchPoint]:
-        """Valid points (requested and extra), sorted by α."""
-        return sorted((p for p in self.points + self.extra if p.state.valid), key=lambda p: p.alpha)
-
-    def states(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for p in self.points:
-            out[p.state.value] = out.get(p.state.value, 0) + 1
-        return out
-
-
 def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, nodes: int | None = None,
                   init=None, guide: dict | None = None, history: Sequence | None = None,
                   max_steps: int = MAX_STEPS, rtol: float = CURVE_RTOL, stability: bool = True,
                   min_step: float = END_XTOL, solver: PointSolver | None = None, saddles: bool = True,
                   progress: Callable[[int], None] | None = None, stability_margin: float | None = None,
-                  xtol: float = END_XTOL, stability_nodes: int | None = None) -> Branch:
+                  xtol: float = END_XTOL, stability_nodes: int | None = None, walk_past: WalkPast | None = None,
+                  end: BranchEnd | None = None) -> Branch:
     """Follow one branch (pinned: ``semantic``, ``positional``, ``uninformative``; or ``free``) along ``alphas`` in the
     given order (module docstring). ``init`` warm-starts the first α; ``guide`` maps ``round(α, 9)`` to the
     previous ω's valid solutions; ``history``: valid points already known on this branch (extending a
@@ -299,7 +166,14 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
 
     With a ``guide``, an α before the branch's first valid point that the guide does not hold either (the
     branch began later at the previous ω) gets no cold starts: it is solved when the branch is followed back
-    from its first valid point (cold starts only if no α gives a valid point)."""
+    from its first valid point (cold starts only if no α gives a valid point).
+
+    ``walk_past`` (a :class:`~attnphase.theory.stepping.WalkPast` policy; None: off): an ``ended`` end is
+    walked past (:func:`~.walk.walk_past`: isolated failed α's tolerated, each solve as every other, the stall
+    cure included); a failure is an end only where the branch does not converge again within the walk. The
+    walk's record is appended to the branch's ``walks``. ``end``: the branch's end already located before the
+    first α (extending a branch past its end, ``history`` its valid points): every α lies beyond it, and with
+    ``walk_past`` the walk goes on from it."""
     if branch not in ("semantic", "positional", "uninformative", "free"):
         raise ParameterError("branch", "semantic, positional, uninformative or free", branch)
     if not min_step > 0:
@@ -308,19 +182,21 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         raise ParameterError("xtol", "> 0", xtol)
     solve = solver or default_solver(params)
     cfg = SolveSettings(nodes, max_steps, rtol, stability, stability_nodes)
-    out = Branch(branch, params, [])
+    out = Branch(branch, params, [], end=end)
     valid: list = [p for p in (history or []) if point_state(p).valid]
     guide = {k: v for k, v in (guide or {}).items() if point_state(v).valid} or None
 
-    def run(a: float, start, nodes: int | None = None) -> BranchPoint:
-        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry)."""
+    def run(a: float, start, nodes: int | None = None, max_steps: int | None = None) -> BranchPoint:
+        """One solve at ``a`` (at ``nodes`` instead of the branch's resolution when given: a finer retry; with at
+        least ``max_steps`` iterations when given: the walk past an end)."""
         out.solves += 1
         stab = cfg.stability and not _skip_stability(a, computed, guide, stability_margin)
-        s = solve(params, float(a), branch, nodes=nodes or cfg.nodes, init=start, max_steps=cfg.max_steps,
-                  stability=stab, rtol=cfg.rtol, **cfg.extra())
-        if stalled(s, cfg.rtol) and nodes is None:
+        c = cfg if max_steps is None else replace(cfg, max_steps=max(cfg.max_steps, max_steps))
+        s = solve(params, float(a), branch, nodes=nodes or c.nodes, init=start, max_steps=c.max_steps,
+                  stability=stab, rtol=c.rtol, **c.extra())
+        if stalled(s, c.rtol) and nodes is None:
             out.solves += 1
-            s = _resolve_stall(solve, params, float(a), branch, s, cfg, stab)
+            s = _resolve_stall(solve, params, float(a), branch, s, c, stab)
         p = BranchPoint(s, point_state(s))
         if p.state.valid:
             computed.append(p)
@@ -381,6 +257,10 @@ def follow_branch(params: ModelParams, alphas: Sequence[float], branch: str, *, 
         for i in deferred:
             out.points[i] = first(out.points[i].alpha)
     _backwards(run, out, guide, min_step, xtol, saddles)
+    if walk_past is not None:
+        walk = walk_on(run, out, history or [], walk_past, nodes)
+        if walk is not None:
+            out.walks.append(walk)
     return out
 
 
@@ -535,7 +415,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
             if a_try != target:
                 out.extra.append(p)
         last = valid[-1]
-        if Bracket(last.alpha, bad.alpha).within(min_step):   # the end is located to min_step
+        if FOLLOW_RULE.located(last.alpha, bad.alpha, min_step):   # the end is located to min_step
             if bad_from > abs(bad.alpha - last.alpha) + 1e-12:   # retry once from the nearest valid start
                 a_try = bad.alpha
                 continue
@@ -565,7 +445,7 @@ def _advance(run, branch: str, target: float, valid: list, guide, min_step: floa
                     continue
                 bad = p
             return _end_at(run, branch, target, valid, bad, saddles, at_target, out, xtol, follow)
-        a_try = Bracket(last.alpha, bad.alpha).mid()   # a halved step
+        a_try = FOLLOW_RULE.inside(last.alpha, bad.alpha)   # a halved step
 
 
 def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, saddles: Sequence[BranchPoint],
@@ -586,7 +466,7 @@ def _end_at(run, branch: str, target: float, valid: list, bad: BranchPoint, sadd
         lo, hi, est = locate_crossing(run, branch, valid, saddle or bad, out.extra, xtol, saddles)
         out.end = BranchEnd(float(est), kind, float(lo.alpha), float(hi.alpha))
     else:
-        est = Bracket(last.alpha, bad.alpha).mid()
+        est = FOLLOW_RULE.inside(last.alpha, bad.alpha)
         out.end = BranchEnd(float(est), kind, float(last.alpha), float(bad.alpha))
     if bad.alpha == target and (bad.state is kind or kind is PointState.ENDED):
         return BranchPoint(bad.solution, kind)   # (an unconverged one only as `ended`: never used)

@@ -21,10 +21,11 @@ from ..errors import ParameterError
 from ..model import ModelParams
 from ..theory.solve import choose, point_solver
 from ..theory.solver import nodes_for_scale, resolution_note
+from ..theory.stepping import WalkPast
 from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, PointState, branch_table, follow_branch,
                            phase_qmc, unsolved_point)
 from .crossing import growth_crossing, precise_crossing
-from .fold_check import FOLD_MAX_STEPS, FoldCheck, check_fold
+from .walk import FoldCheck
 from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
                          mark_ties, reclassification_notes, resolved_crossing, unknown_gap)
 from .refine import L_REFINE_FAILED, refine_alpha_l, refine_lines
@@ -240,17 +241,18 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     kw = dict(nodes=curve_nodes, max_steps=max_steps, min_step=end_xtol, solver=solver)
     if stab_nodes is not None:
         kw["stability_nodes"] = stab_nodes
+    if fold_check is None:
+        fold_check = how == "qmc"
+    walk = WalkPast() if fold_check else None      # a failure at isolated α's is no branch end (QMC points)
     branches: dict[str, Branch] = {}
+    folds: list[FoldCheck] = []
+    walked: set = set()     # (branch, end, α's past it) already walked: the same walk again would repeat its solves
     for b in ("semantic", "positional"):
         order = list(grid[::-1]) if b == "semantic" else list(grid)
         cb = (lambda i, b=b: progress(b, i + 1, len(grid))) if progress else None
         branches[b] = follow_branch(params, order, b, init=init.get(b), progress=cb, **kw)
-    if fold_check is None:
-        fold_check = how == "qmc"
-    folds: list[FoldCheck] = []
-    walked: set = set()     # (branch, end, α's) already walked: the same walk again would repeat its solves
-    if fold_check:
-        folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress, walked))
+    if walk is not None:
+        folds.extend(_walk_ends(params, branches, walk, kw, progress, walked))
     sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     lo, hi = float(grid[0]), float(grid[-1])
     while extend:
@@ -261,8 +263,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         if progress:
             progress(f"extend {d} to α={block[-1]:g}", 0, 1)
         _extend(params, branches, d, block, kw)
-        if fold_check:
-            folds.extend(_check_folds(params, branches, solver, kw, max_steps, progress, walked))
+        if walk is not None:
+            folds.extend(_walk_ends(params, branches, walk, kw, progress, walked))
         lo, hi = min(lo, min(block)), max(hi, max(block))
         sem, pos, g, alpha_c, alpha_l = tables(branches, el)
     against = _against(g, alpha_c, branches)
@@ -438,25 +440,40 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                             rsb1=r1, **errs)
 
 
-def _check_folds(params, branches, solver, kw, max_steps: int, progress, walked: set) -> list[FoldCheck]:
-    """:func:`~.fold_check.check_fold` on every branch that ``ended`` (the walk's solves at the branches'
-    resolution ``kw``, at least :data:`~.fold_check.FOLD_MAX_STEPS` steps each), except where the same end
-    with the same α's was walked before (``walked``, updated here: after an extension the walk would repeat
-    its solves and its note)."""
+def _walk_key(br: Branch) -> tuple:
+    """What identifies a walk past ``br``'s end: the branch, the end and the requested α's past it."""
+    e = br.end
+    sign = 1.0 if e.alpha_invalid > e.alpha_valid else -1.0
+    return (br.branch, e, tuple(round(float(p.alpha), 9) for p in br.points if sign * (p.alpha - e.alpha_valid) > 1e-9))
+
+
+def _walk_ends(params, branches, walk: WalkPast, kw, progress, walked: set) -> list[FoldCheck]:
+    """After following (and after every extension): every branch whose end is ``ended`` followed on past it by
+    :func:`~.continuation.follow_branch` with the ``walk`` policy (from its valid points before the end, over
+    its α's past it), except where the same end with the same α's past it was walked before (``walked``,
+    updated here). Returns the walks' records."""
     out = []
     for b, br in branches.items():
         if br.end is None or br.end.kind is not PointState.ENDED:
             continue
-        key = (b, br.end, tuple(round(float(p.alpha), 9) for p in br.points))
-        if key in walked:
+        key = _walk_key(br)
+        if key in walked or not key[2]:
             continue
         walked.add(key)
         if progress:
             progress(f"{b} past its end at α={br.end.alpha:.4g}", 0, 1)
-        fc = check_fold(params, br, solver, nodes=kw["nodes"], max_steps=max(max_steps, FOLD_MAX_STEPS),
-                        stability_nodes=kw.get("stability_nodes"))
-        if fc is not None:
-            out.append(fc)
+        e = br.end
+        sign = 1.0 if e.alpha_invalid > e.alpha_valid else -1.0
+        hist = sorted((p for p in br.valid() if sign * (p.alpha - e.alpha_valid) <= 1e-9), key=lambda p: sign * p.alpha)
+        new = follow_branch(params, list(key[2]), b, history=hist, end=e, walk_past=walk, **kw)
+        br.solves += new.solves
+        out.extend(new.walks)
+        if not new.walks or new.walks[-1].real:
+            continue                        # the end stands: the branch as it was
+        at = {round(float(p.alpha), 9): p for p in new.points}
+        br.points = [at.get(round(float(p.alpha), 9), p) for p in br.points]
+        br.extra.extend(new.extra)
+        br.end = new.end
     return out
 
 

@@ -10,25 +10,27 @@ a batch climb together, each with its own schedule).
 With ``bracket_tol`` the ladder searches for the END of a branch instead (the engine's descent in α towards a
 failed semantic point, ``branch_end.start_by_descent``; docs/notes/2026-12-05-theory-general.md, "The descent in α near a
 branch end"): a failed value is never stepped past nor tried again (except the target, once, from the first
-rung that converged after it), the steps after a failure bisect (geometric mean, :class:`.stepping.Bracket`,
-the rule ``follow_branch`` halves its step with) between the last success and the nearest failure, and the
-ladder stops once that bracket is within ``bracket_tol`` (relative)."""
+rung that converged after it), the steps after a failure bisect (geometric mean) between the last success and
+the nearest failure, and the ladder stops once that bracket is within ``bracket_tol`` (relative).
+
+Every step rule (grow, halve, bisect, locate, give up) is :data:`.stepping.LADDER_RULE`, the ladder's
+parameters of the one :class:`.stepping.StepRule` that ``follow_branch`` uses too (:data:`.stepping.FOLLOW_RULE`)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from .status import Status
-from .stepping import Bracket
+from .stepping import LADDER_RULE, Bracket
 
 LADDER_FROM = 2.0
 """Largest α at which the model's start is trusted; above it a failed cold start may be rescued by
 continuation from here."""
-LADDER_RATIO = 1.5
+LADDER_RATIO = LADDER_RULE.largest
 """Largest ratio between successive α of that continuation (square-rooted where a step fails)."""
-LADDER_MIN_RATIO = 1.02
+LADDER_MIN_RATIO = LADDER_RULE.smallest
 """Smallest ratio tried before the continuation gives up."""
 LADDER_MAX_STEPS = 60
 """Most solves one continuation may take (successful and failed steps together)."""
@@ -75,6 +77,7 @@ class Ladder:
 
     def __post_init__(self) -> None:
         self.a, self.ratio = self.origin, self.max_ratio
+        self.rule = replace(LADDER_RULE, largest=self.max_ratio)
         self.t0 = self.clock()
 
     @property
@@ -101,7 +104,7 @@ class Ladder:
         """Bracket mode: the bracket (``failed``, ``a``) is within ``bracket_tol`` (relative) and no retry is due."""
         b = self.between()
         return (self.bracket_tol is not None and b is not None and not self._retry_due()
-                and b.within(self.bracket_tol, relative=True))
+                and self.rule.located(b.good, b.bad, self.bracket_tol))
 
     @property
     def end(self) -> Status:
@@ -132,7 +135,7 @@ class Ladder:
 
     def next_value(self) -> float:
         if self.bracket_tol is not None and self.failed is not None:
-            return self.target if self._retry_due() else self.between().mid(geometric=True)
+            return self.target if self._retry_due() else self.rule.inside(self.a, self.failed)
         return max(self.target, self.a / self.ratio) if self.down else min(self.target, self.a * self.ratio)
 
     def record(self, value: float, converged: bool, detail: str | None = None, partial: bool = False) -> None:
@@ -147,13 +150,13 @@ class Ladder:
         if not converged:
             self.failed = value
         if converged:
-            self.a, self.ratio = value, min(self.max_ratio, self.ratio * 1.5)
-        elif self.bracket_tol is not None:
-            pass                                # bisection: the bracket shrinks, no ratio
-        elif self.ratio ** 0.5 >= LADDER_MIN_RATIO:
-            self.ratio = self.ratio ** 0.5
-        else:
-            self.gave_up = True
+            self.a, self.ratio = value, self.rule.grown(self.ratio)
+        elif self.bracket_tol is None:          # (in bracket mode the bracket shrinks: no ratio)
+            half = self.rule.halved(self.ratio)
+            if half is None:
+                self.gave_up = True
+            else:
+                self.ratio = half
         self.report(f"{self.name} = {value:.4g} {'converged' if converged else 'failed'}"
                     + (f" ({detail})" if detail else ""))
 

@@ -1,18 +1,20 @@
-"""A branch's "fold" that is a failure of the iteration (phase/fold_check.py): the L = 3, ω = 0.4 case of
+"""A branch's "fold" that is a failure of the iteration (``follow_branch``'s ``walk_past`` policy, phase/walk.py):
+the L = 3, ω = 0.4 case of
 docs/guides/transitions-any-model.md on a stand-in solver — a semantic branch that exists down to its birth from
 the uninformative point (θ² ∝ α − 0.3), whose solves fail at isolated α's (a band (0.62, 0.72), as 0.7 and 0.65
 at 256 × 4 points), below which no stable fixed point was known."""
 
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from attnphase.model import ModelParams
-from attnphase.phase.continuation import PointState, follow_branch
-from attnphase.phase.fold_check import check_fold
+from attnphase.phase.continuation import PointState, follow_branch, unsolved_point
 from attnphase.phase.transition import transition
+from attnphase.theory.stepping import WalkPast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _stand_in_point import ScalarStandInPoint  # noqa: E402
@@ -41,12 +43,21 @@ def solver(params, alpha, branch, *, nodes=None, init=None, max_steps=300, stabi
                               1e-7, "converged" if conv else "not converged", uni_factor, uni_factor <= 1.0, 4)
 
 
-def test_check_fold_follows_the_branch_past_a_false_fold():
-    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5, 0.4, 0.2], "semantic", nodes=4, solver=solver, min_step=0.05)
+ALPHAS = [1.1, 0.9, 0.7, 0.5, 0.4, 0.2]
+
+
+def test_without_the_walk_the_failures_end_the_branch():
+    """The mutant of the policy (``walk_past=None``): the band of failures reads as a fold (``ended``), nothing
+    is solved past it and no walk is recorded."""
+    br = follow_branch(P, ALPHAS, "semantic", nodes=4, solver=solver, min_step=0.05)
     assert br.end.kind is PointState.ENDED and br.end.alpha_valid > 0.7      # the false fold
-    assert [p.state for p in br.points][3:] == [PointState.ENDED] * 3
-    fc = check_fold(P, br, solver, nodes=4)
-    assert fc is not None and not fc.real
+    assert [p.state for p in br.points][3:] == [PointState.ENDED] * 3 and br.walks == []
+
+
+def test_the_walk_follows_the_branch_past_a_false_fold():
+    br = follow_branch(P, ALPHAS, "semantic", nodes=4, solver=solver, min_step=0.05, walk_past=WalkPast())
+    fc, = br.walks
+    assert fc is not None and not fc.real and fc.fold > 0.7
     assert {0.5, 0.4} <= set(fc.solved) and 0.7 in fc.failed
     assert [p.state for p in br.points][3:5] == [PointState.OK, PointState.OK]
     assert br.points[3].theta == pytest.approx(_theta(0.5))
@@ -55,16 +66,17 @@ def test_check_fold_follows_the_branch_past_a_false_fold():
     assert "is no fold" in fc.note
 
 
-def test_check_fold_keeps_a_real_fold():
+def test_the_walk_keeps_a_real_fold():
     def no_lower(params, alpha, branch, **kw):
         s = solver(params, alpha, branch, **kw)
         return s if alpha > HOLE[0] else solver(params, 0.7, branch, **kw).__class__(
             *[getattr(s, f) if f != "converged" else False for f in s.__dataclass_fields__])
-    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05)
-    before = [p.state for p in br.points]
-    fc = check_fold(P, br, no_lower, nodes=4)
-    assert fc.real and not fc.solved and br.end.kind is PointState.ENDED
-    assert [p.state for p in br.points] == before
+    plain = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05)
+    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05,
+                       walk_past=WalkPast())
+    fc, = br.walks
+    assert fc.real and not fc.solved and br.end == plain.end and br.end.kind is PointState.ENDED
+    assert [p.state for p in br.points] == [p.state for p in plain.points] and br.solves > plain.solves
     assert fc.note.startswith("the semantic branch's end at") and "kept" in fc.note and "0.6" in fc.note
 
 
@@ -86,9 +98,10 @@ def test_transition_finds_the_global_minimum_past_a_false_fold(check):
 
 
 def test_a_walked_end_is_not_walked_again_with_the_same_alphas():
-    """transition checks the folds after following and after every extension: an end already walked with the
-    same α's is not walked again (its solves and note would repeat); a changed set of α's is walked anew."""
-    from attnphase.phase.transition import _check_folds
+    """transition walks the ``ended`` ends again after every extension (``follow_branch`` from the valid points
+    before the end, ``end`` given): an end already walked with the same α's past it is not walked again (its
+    solves and note would repeat); more α's past it are walked anew."""
+    from attnphase.phase.transition import _walk_ends, _walk_key
 
     calls = []
 
@@ -97,12 +110,28 @@ def test_a_walked_end_is_not_walked_again_with_the_same_alphas():
         s = solver(params, alpha, branch, **kw)
         return s if alpha > HOLE[0] else s.__class__(
             *[getattr(s, f) if f != "converged" else False for f in s.__dataclass_fields__])
-    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05)
-    walked: set = set()
-    kw = dict(nodes=4)
-    first = _check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked)
-    assert len(first) == 1 and first[0].real
+    br = follow_branch(P, [1.1, 0.9, 0.7, 0.5], "semantic", nodes=4, solver=no_lower, min_step=0.05,
+                       walk_past=WalkPast())
+    assert len(br.walks) == 1 and br.walks[0].real
+    walked = {_walk_key(br)}
+    kw = dict(nodes=4, solver=no_lower, min_step=0.05)
     n = len(calls)
-    assert _check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked) == [] and len(calls) == n
-    br.points.append(br.points[-1])          # one more α past the end (as after an extension): walked again
-    assert len(_check_folds(P, {"semantic": br}, no_lower, kw, 60, None, walked)) == 1 and len(calls) > n
+    assert _walk_ends(P, {"semantic": br}, WalkPast(), kw, None, walked) == [] and len(calls) == n
+    br.points.append(unsolved_point(P, 0.45, "semantic", 4, PointState.ENDED, "beyond the end"))   # one more α
+    again = _walk_ends(P, {"semantic": br}, WalkPast(), kw, None, walked)
+    assert len(again) == 1 and again[0].real and len(calls) > n
+
+
+def test_the_walk_cures_a_stall_as_every_solve_of_the_branch():
+    """A walk's solve that stalls at the coarse rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
+    repeated at a finer order (``follow_branch``'s stall cure): here α = 0.5 stalls at nodes = 4 and converges at
+    6; without the cure it would be a failure of the walk."""
+    def stalls(params, alpha, branch, *, nodes=None, **kw):
+        s = solver(params, alpha, branch, nodes=nodes, **kw)
+        if branch == "semantic" and abs(alpha - 0.5) < 1e-9 and (nodes or 4) <= 4:
+            return replace(s, converged=False, residual=5e-5, status="not converged", stability=None)
+        return replace(s, nodes=nodes or 4)
+    br = follow_branch(P, ALPHAS, "semantic", nodes=4, solver=stalls, min_step=0.05, walk_past=WalkPast())
+    fc, = br.walks
+    assert 0.5 in fc.solved and br.points[3].state is PointState.OK and br.points[3].nodes == 6
+    assert "after a stall" in br.points[3].status
