@@ -95,3 +95,17 @@ def test_no_factor_left_out_without_an_evaluated_one_or_next_to_a_high_previous_
     assert not factor_skip.skip_growth_factor(1.9, [P(alpha=2.0, stability=None)], None, 0.4)
     assert not factor_skip.skip_growth_factor(1.9, far, {1.9: P(stability=0.7)}, 0.4)
     assert factor_skip.skip_growth_factor(1.9, far, {1.9: P(stability=0.5)}, 0.4)
+
+
+@pytest.mark.slow
+def test_real_theory_a_coarse_grid_keeps_the_states_of_the_factor_everywhere():
+    """Real solver, ω = 0.3 on α = 0.6, 1.1, 1.6 (spacing 0.5): the semantic factor rises convexly from α = 1.1
+    to its crossing near 0.83. The rule of the morning extrapolated the line through the factors at 1.6 and 1.1
+    to 0.725, left that factor out, and the cell α = 0.6 read `collapsed` with the end at 0.7145 — against
+    `unstable` and 0.8276 with the factor everywhere (measured 2026-12-06). The slope bound evaluates it."""
+    from attnphase.phase import phase_diagram
+    fast, lf = phase_diagram(ModelParams(), [0.3], [0.6, 1.1, 1.6], workers=1)
+    plain, lp = phase_diagram(ModelParams(), [0.3], [0.6, 1.1, 1.6], workers=1, stability_margin=None)
+    assert fast["state_sem"].tolist() == plain["state_sem"].tolist() == ["unstable", "ok", "ok"]
+    assert fast["state_pos"].tolist() == plain["state_pos"].tolist()
+    assert float(lf["end_semantic"][0]) == pytest.approx(float(lp["end_semantic"][0]), abs=2.5e-4)
