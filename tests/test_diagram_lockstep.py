@@ -90,7 +90,12 @@ def test_lockstep_keeps_every_state_of_the_per_point_path():
     assert "unstable" in set(new["state_sem"]) and "ok" in set(new["state_pos"])
     for c in ("e_t_sem", "e_t_pos", "eps_g_sem", "eps_g_pos"):
         np.testing.assert_allclose(new[c].to_numpy(float), old[c].to_numpy(float), rtol=1e-6, err_msg=c)
-    for c in ("alpha_c", "alpha_l", "end_semantic", "end_positional"):
+    for c in ("alpha_c", "alpha_l"):
         np.testing.assert_allclose(ln_new[c].to_numpy(float), ln_old[c].to_numpy(float), atol=1e-4,
+                                   equal_nan=True, err_msg=c)
+    # an end is located to a quarter of xtol = 1e-3 (phase/unstable_end.py: the regula falsi stops there), so
+    # sums differing by ~1e-12 may move it by up to 2.5e-4 (measured 1.2e-4 at ω = 0.3, 2026-12-06)
+    for c in ("end_semantic", "end_positional"):
+        np.testing.assert_allclose(ln_new[c].to_numpy(float), ln_old[c].to_numpy(float), atol=2.5e-4,
                                    equal_nan=True, err_msg=c)
     assert (ln_new["batched_requests"] > ln_new["batched_calls"]).all()   # evaluations were batched

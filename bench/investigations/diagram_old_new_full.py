@@ -49,7 +49,9 @@ def main() -> None:
     for a, b in (("old", "new"), ("ref", "new"), ("ref", "old")):
         if a not in g:
             continue
-        m = g[a].merge(g[b], on=["omega", "alpha"], suffixes=("_a", "_b"))
+        key = [g[x][["omega", "alpha"]].round(6) for x in (a, b)]   # the files print ω, α to different digits
+        m = g[a].assign(omega=key[0]["omega"], alpha=key[0]["alpha"]).merge(
+            g[b].assign(omega=key[1]["omega"], alpha=key[1]["alpha"]), on=["omega", "alpha"], suffixes=("_a", "_b"))
         diff = m[(m[[c + "_a" for c in cols]].astype(str).values != m[[c + "_b" for c in cols]].astype(str).values)
                  .any(axis=1)]
         print(f"{a} vs {b}: {len(m)} cells, {len(diff)} with a different state")

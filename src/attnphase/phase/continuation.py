@@ -63,6 +63,7 @@ from ..theory.state import OrderParams
 from ..theory.stepping import FOLLOW_RULE, WalkPast
 from .branch import (COLLAPSE_TOL, DIVERGE_Q, END_REASONS, Branch, BranchEnd, BranchPoint, PointState, overlap_key,
                      point_state, unsolved_point)
+from .factor_skip import skip_growth_factor
 from .predict import predict, start_from
 from .unstable_end import first_saddle, locate_crossing
 from .walk import FoldCheck, walk_past as walk_on
@@ -310,31 +311,11 @@ def _later(guide: dict | None, alpha: float, rest: Sequence[float]) -> bool:
     return bool(guide) and round(alpha, 9) not in guide and any(round(float(a), 9) in guide for a in rest)
 
 
-SKIP_RUN = 2
-""":func:`_skip_stability` evaluates the growth factor at least at every ``SKIP_RUN + 1``-th point."""
-
-
 def _skip_stability(alpha: float, computed: Sequence, guide: dict | None, margin: float | None) -> bool:
-    """Whether the growth factor at ``alpha`` may be left out: its linear extrapolation from the last two
-    valid points with an evaluated factor (at most ``SKIP_RUN`` points ago, over at most twice their
-    distance) and the previous ω's value at
-    ``alpha`` (when the guide has one) are both below ``1 − margin``. A point whose factor is left out cannot
-    be classified ``unstable``; the margin (0.4 in the diagram) is several times the largest change of the
-    factor between neighbouring grid points measured near a branch's end (docs/notes/benchmarks-log.md)."""
-    if margin is None:
-        return False
-    have = [p for p in computed if p.stability is not None and math.isfinite(p.stability)]
-    if len(have) < 2 or all(p.stability is None for p in computed[-SKIP_RUN:]):
-        return False
-    p0, p1 = have[-2], have[-1]
-    if p1.alpha == p0.alpha or abs(alpha - p1.alpha) > 2.0 * abs(p1.alpha - p0.alpha) + 1e-12:
-        return False   # extrapolate over at most two steps (e.g. not from a branch's top to its beginning)
-    pred = p1.stability + (alpha - p1.alpha) * (p1.stability - p0.stability) / (p1.alpha - p0.alpha)
-    g = guide.get(round(alpha, 9)) if guide else None
-    gs = getattr(g, "stability", None)
-    if gs is not None and math.isfinite(gs):
-        pred = max(pred, gs)
-    return bool(pred < 1.0 - margin)
+    """Whether the growth factor at ``alpha`` may be left out: :func:`~.factor_skip.skip_growth_factor` (the
+    factor cannot climb to 1 from the branch's last evaluated one at twice the largest rate measured, and the
+    previous ω's factor there is below ``1 − margin``)."""
+    return skip_growth_factor(alpha, computed, guide, margin)
 
 
 def _backwards(run, out: Branch, guide, min_step: float, xtol: float = END_XTOL, follow: bool = True) -> None:

@@ -201,68 +201,103 @@ def _one_thread_env():
 
 
 def _run_parallel(cfg: _Settings, chains, reuse, progress) -> list:
-    """Interleaved chains in worker processes (spawned: the parent has JAX loaded). A chain's next column is
-    sent when its previous one is back, with that column's valid points as guides."""
+    """Interleaved chains in worker processes (spawned: the parent has JAX loaded). Each column's two branches
+    are separate jobs: a branch is guided only by the same branch at its chain's previous ω, so the
+    ``2 × chains`` branch chains are sent as they become ready (a branch's next column when its previous one is
+    back) and a worker that finishes early takes the other chain's work instead of idling at the end. Once
+    both branches of a column are back, the column is put together (:func:`_assemble`, with ``refine`` its
+    Brent solves) as one more job. What a branch is given (ω, guide) is fixed by the chains, not by which
+    worker runs it or when: the results are those of :func:`_run_chain`."""
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     n_a = len(cfg.grid_a)
-    out = []
+    out, back = [], {}
     with _one_thread_env():
         pool = ProcessPoolExecutor(max_workers=len(chains), mp_context=mp.get_context("spawn"))
     with pool:
         running = {}
-        for k, chain in enumerate(chains):
+
+        def send(key: tuple, fn, *args) -> None:
             with _one_thread_env(), critical():   # a submit may spawn a worker (see _run_lockstep)
-                running[pool.submit(_column, cfg, chain[0], {"semantic": {}, "positional": {}},
-                                    reuse.get(chain[0]), None)] = (k, 0)
+                running[pool.submit(fn, cfg, *args)] = key
+
+        for k in range(len(chains)):
+            for b in BRANCHES:
+                send((k, 0, b), _branch_job, chains[k][0], b, {}, reuse.get(chains[k][0]))
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in done:
-                k, i = running.pop(fut)
-                frame, row, guides = fut.result()
-                out.append((frame, row))
+            for fut in sorted(done, key=lambda f: str(running[f])):
+                k, i, b = running.pop(fut)
+                if b is None:                      # a column put together
+                    frame, row, _ = fut.result()
+                    out.append((frame, row))
+                    continue
+                back[(k, i, b)] = fut.result()
+                w = chains[k][i]
                 if progress:
-                    for b in ("semantic", "positional"):
-                        progress(row["omega"], b, n_a, n_a)
+                    progress(w, b, n_a, n_a)
                 if i + 1 < len(chains[k]):
-                    w = chains[k][i + 1]
-                    with critical():
-                        running[pool.submit(_column, cfg, w, guides, reuse.get(w), None)] = (k, i + 1)
+                    nxt = chains[k][i + 1]
+                    send((k, i + 1, b), _branch_job, nxt, b, _guide(back[(k, i, b)][0]), reuse.get(nxt))
+                if all((k, i, x) in back for x in BRANCHES):
+                    send((k, i, None), _assemble, w, *zip(*(back.pop((k, i, x)) for x in BRANCHES)))
     return out
 
 
 def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress):
     """One ω: both branches followed over the α grid (guided by ``guides``, the previous ω's valid points),
     α_c, α_l and the ends. Returns ``(grid rows, line row, guides for the next ω)``."""
+    jobs = {b: partial(_branch_job, cfg, w, b, guides[b], (have or {}), progress) for b in BRANCHES}
+    if cfg.lockstep:     # both branches at once, in the lockstep of this process's chains
+        res = dict(zip(jobs, run_jobs(list(jobs.values()))))
+    else:
+        res = {b: job() for b, job in jobs.items()}
+    return _assemble(cfg, w, *zip(*(res[b] for b in BRANCHES)))
+
+
+BRANCHES = ("semantic", "positional")
+"""The diagram's two pinned branches, in the order a column follows them."""
+
+
+def _branch_job(cfg: _Settings, w: float, b: str, guide: dict, have: dict | None, progress=None):
+    """Branch ``b`` at ``ω = w`` over the α grid (descending for the semantic branch, ascending for the
+    positional one), guided by ``guide`` (the previous ω's valid points of ``b``); ``have``: branches already
+    computed at ``w`` (used where they cover the grid). Returns ``(branch, map iterations, growth factors)``."""
+    grid_a = np.array(cfg.grid_a)
+    p = cfg.params.replace(omega=w)
+    order = list(grid_a[::-1]) if b == "semantic" else list(grid_a)
+    br = (have or {}).get(b)
+    if br is not None and {round(x.alpha, 9) for x in br} >= {round(a, 9) for a in order}:
+        if progress:
+            progress(w, b, len(order), len(order))
+        return br, 0, 0
+    solver = _Counting(cfg.solver or default_solver(p))
+    cb = (lambda i: progress(w, b, i + 1, len(grid_a))) if progress else None
+    br = follow_branch(p, order, b, nodes=cfg.nodes, guide=guide or None, progress=cb, max_steps=cfg.max_steps,
+                       min_step=cfg.min_step, solver=solver, saddles=False, stability_margin=cfg.stability_margin)
+    return br, solver.iterations, solver.stability
+
+
+def _guide(branch) -> dict:
+    """The next ω's guide from a followed branch: its valid points by ``round(α, 9)``."""
+    return {round(x.alpha, 9): x.solution for x in branch.valid()}
+
+
+def _assemble(cfg: _Settings, w: float, followed, iterations, stability):
+    """The column at ``ω = w`` from its two followed branches (in :data:`BRANCHES` order) and their counts:
+    ``(grid rows, line row, guides for the next ω)`` — α_c, α_l and the ends."""
     from ..theory import eps_lin as _eps_lin
 
     grid_a = np.array(cfg.grid_a)
     p = cfg.params.replace(omega=w)
-    solver = _Counting(cfg.solver or default_solver(p))
-    branches, jobs = {}, {}
-    for b in ("semantic", "positional"):
-        order = list(grid_a[::-1]) if b == "semantic" else list(grid_a)
-        br = (have or {}).get(b)
-        if br is not None and {round(x.alpha, 9) for x in br} >= {round(a, 9) for a in order}:
-            branches[b] = br
-            if progress:
-                progress(w, b, len(order), len(order))
-            continue
-        cb = (lambda i, b=b: progress(w, b, i + 1, len(grid_a))) if progress else None
-        jobs[b] = partial(follow_branch, p, order, b, nodes=cfg.nodes, guide=guides[b] or None, progress=cb,
-                          max_steps=cfg.max_steps, min_step=cfg.min_step, solver=solver, saddles=False,
-                          stability_margin=cfg.stability_margin)
-    if cfg.lockstep:     # both branches at once, in the lockstep of this process's chains
-        branches.update(zip(jobs, run_jobs(list(jobs.values()))))
-    else:
-        branches.update({b: job() for b, job in jobs.items()})
-    branches = {b: branches[b] for b in ("semantic", "positional")}
-    new_guides = {b: {round(x.alpha, 9): x.solution for x in branches[b].valid()} for b in branches}
+    branches = dict(zip(BRANCHES, followed))
+    new_guides = {b: _guide(branches[b]) for b in branches}
     el = float(_eps_lin(p))
     sem, pos, g, a_c, a_l = tables(branches, el)
     g = g[g["alpha"].round(9).isin(np.round(grid_a, 9))]
     lo, hi = float(grid_a[0]), float(grid_a[-1])
+    solver = _Counting(cfg.solver or default_solver(p))     # the refinement's solves, counted on the row
     if cfg.refine and (a_c is not None or a_l is not None):
         step = min(0.25 * float(np.min(np.diff(grid_a))), max(0.005, 20 * cfg.xtol))
         a_c, a_l, _, _ = refine_lines(p, branches, g, a_c, a_l, "positional", cfg.nodes, lo, hi, cfg.xtol, step, [],
@@ -281,7 +316,8 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
                begin_semantic=_alpha(branches["semantic"].begin),
                begin_positional=_alpha(branches["positional"].begin),
                solves=sum(br.solves for br in branches.values()),
-               iterations=solver.iterations, stability_evaluations=solver.stability,
+               iterations=sum(iterations) + solver.iterations,
+               stability_evaluations=sum(stability) + solver.stability,
                refined=bool(cfg.refine), nodes=cfg.nodes, stability_margin=cfg.stability_margin)
     return g, row, new_guides
 
