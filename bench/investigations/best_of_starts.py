@@ -254,6 +254,26 @@ def gains():
               f"| {g['theta_over_sigma2'].mean():.3f} | {g['m'].mean():.3f} | {kinds} |")
 
 
+def table_sector():
+    """Per d of each sector point: the best e_t overall and in the sector (mean ± s.e.), the sector best's θ/σ²
+    and m, how many of the 32 end points fell in the sector, and which starts won."""
+    import pandas as pd
+    for name, path in SECTOR_CSV.items():
+        if not path.exists():
+            continue
+        df = pd.read_csv(path)
+        df["kind"] = df["winner"].str.extract(r"^([a-z_]+?)(?:\d|$)")[0]
+        df["sector_kind"] = df["sector_winner"].str.extract(r"^([a-z_]+?)(?:\d|$)")[0]
+        print(f"{name}: | d | n | best e_t (all 32) | won by | best e_t, θ = 0 sector | θ/σ² | m | won by | "
+              "end points in the sector | CPU s per instance |")
+        for d, g in df.groupby("d"):
+            se = lambda c: f"{g[c].mean():.6f} ± {g[c].std() / np.sqrt(len(g)):.6f}"  # noqa: E731
+            won = lambda c: ", ".join(f"{k} {v}" for k, v in g[c].value_counts().items())  # noqa: E731
+            print(f"| {d} | {len(g)} | {se('best_e_t')} | {won('kind')} | {se('sector_best_e_t')} | "
+                  f"{g['sector_theta_over_sigma2'].mean():.3f} | {g['sector_m'].mean():.3f} | {won('sector_kind')} | "
+                  f"{g['n_in_sector'].mean():.1f} | {g['cpu_s'].mean():.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--point", choices=sorted(POINTS))
@@ -274,6 +294,7 @@ def main():
     if a.table:
         table()
         gains()
+        table_sector()
 
 
 if __name__ == "__main__":
