@@ -20,6 +20,8 @@ e_t(d) = e_∞ + c/d of the per-d means (weights 1/s.e.²) to ``best_of_starts_e
 Usage (from the repository root, PYTHONPATH=src):
 ``python bench/investigations/best_of_starts.py --point s07a05 --d 500 1000 2000 4000 --instances 12 8 6 4``
 (rows already in the CSV are skipped: rerun to continue); ``python bench/investigations/best_of_starts.py --fit``.
+The point ``L3a1`` (L = 3, A = 0.4 I + 0.2 J, α = 1; :data:`SECTOR`) perturbs from the θ = 0 sector's best and
+writes ``best_of_starts_L3_theta0.csv`` (and its ``_extrapolated`` fit of both bests; ``--table`` prints it).
 """
 
 from __future__ import annotations
