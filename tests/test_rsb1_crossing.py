@@ -76,7 +76,7 @@ def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
     the progress callback is called once per newly solved α, counting up to the α's solved (the CLI's bar)."""
     class Pair:
         def __init__(self, alpha):
-            self.alpha, self.gap = alpha, 0.4 - alpha
+            self.alpha, self.gap, self.semantic = alpha, 0.4 - alpha, True
 
     class Stand:
         def __init__(self, *a, **k):
@@ -92,6 +92,43 @@ def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
     assert res.alpha_c == pytest.approx(0.4, abs=1e-9) and res.err <= 5e-4
     assert seen and all(stage == RC.PROGRESS_STAGE and n == 12 for stage, _, n in seen)
     assert [i for _, i, _ in seen] == list(range(1, len(res.pairs) + 1))
+
+
+def _stand_in_sectors(monkeypatch, rs_theta):
+    """RC.Sectors with the RS solve and the 1RSB saddles replaced: every start with θ/σ² <= 0.5 falls onto θ = 0
+    (e above the uninformative 1.0), a start at θ/σ² 0.55 (the RS semantic point, θ = ``rs_theta``) converges to
+    a θ ≠ 0 saddle at e = 0.9 — what σ = 1.0, α = 0.713 did on the real lattice (docs/theory/beyond-rs.md)."""
+    from types import SimpleNamespace as NS
+    from attnphase.theory.status import Status
+
+    def solve(params, alpha, branch, **k):
+        th = 0.0 if branch == "uninformative" else rs_theta
+        return [NS(values=dict(q=0.5, V=20.0, theta=th, e_t=0.003), status=Status.CONVERGED)]
+
+    def best(lattice, alpha, xs, start, sector):
+        if sector is RC.Sector.UNINFORMATIVE:
+            return NS(e=1.0, theta=0.0, m=0.0, sigma=1.0, unknowns=start)
+        if sector is RC.Sector.POSITIONAL:
+            return None
+        th = start[3] if start[3] > 0.52 else 0.0
+        return NS(e=0.9 if th else 1.0 + 1e-6, theta=th, m=0.0, sigma=1.0, unknowns=start)
+    monkeypatch.setattr(RC, "solve", solve)
+    monkeypatch.setattr(RC, "_best", best)
+    monkeypatch.setattr(RC, "TableLattice", lambda *a, **k: None)
+    return RC.Sectors(ModelParams(omega=0.3, sigma=1.0))
+
+
+def test_semantic_seeds_fallen_onto_theta_zero_retry_from_the_rs_semantic_point(monkeypatch):
+    """Where every θ/σ² seed falls onto θ = 0 but the RS semantic point exists, the semantic sector is started
+    there as well and its θ ≠ 0 saddle kept (before: a θ = 0 'semantic' state, and alpha_c_1rsb reported that
+    the semantic state was not below its competitor at the first α); where no RS semantic point exists the
+    θ = 0 saddle stays and the reason says so."""
+    pair = _stand_in_sectors(monkeypatch, rs_theta=0.55).at(0.7133)
+    assert pair.semantic and pair.sem.theta == 0.55 and pair.gap == pytest.approx(-0.1)
+    pair = _stand_in_sectors(monkeypatch, rs_theta=0.0).at(0.7133)
+    assert not pair.semantic and pair.gap == pytest.approx(1e-6)
+    res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=1.0), 0.7633, check=None)
+    assert res.alpha_c is None and "fell onto theta = 0" in res.reason
 
 
 def test_not_small_model_is_refused_with_a_reason():

@@ -20,6 +20,8 @@ e_t(d) = e_∞ + c/d of the per-d means (weights 1/s.e.²) to ``best_of_starts_e
 Usage (from the repository root, PYTHONPATH=src):
 ``python bench/investigations/best_of_starts.py --point s07a05 --d 500 1000 2000 4000 --instances 12 8 6 4``
 (rows already in the CSV are skipped: rerun to continue); ``python bench/investigations/best_of_starts.py --fit``.
+The point ``L3a1`` (L = 3, A = 0.4 I + 0.2 J, α = 1; :data:`SECTOR`) perturbs from the θ = 0 sector's best and
+writes ``best_of_starts_L3_theta0.csv`` (and its ``_extrapolated`` fit of both bests; ``--table`` prints it).
 """
 
 from __future__ import annotations
@@ -54,7 +56,16 @@ POINTS = {  # name: (ModelParams kwargs, alpha)
     "s07a08": (dict(sigma=0.7), 0.8),
     "lam001a035": (dict(lam=0.001), 0.35),
     "s10a07": (dict(sigma=1.0), 0.7),
+    "L3a1": (dict(L=3, A=L3_A), 1.0),
 }
+SECTOR = {"L3a1": 0.3}
+"""θ/σ² below which an end point belongs to the θ = 0 sector the point is about (L = 3, α = 1: the glassy band
+has θ/σ² ≈ 0.01–0.2, the semantic minimum ≈ 0.6). There the 16 perturbed restarts start from the best end point
+*of the sector* so far, the row also records the sector's best, and the rows go to their own CSV
+(``SECTOR_CSV``)."""
+SECTOR_CSV = {"L3a1": OUT / "best_of_starts_L3_theta0.csv"}
+SECTOR_FIELDS = ("sector_best_e_t", "sector_m", "sector_theta_over_sigma2", "sector_q", "sector_winner",
+                 "sector_n_within_1e-6", "n_in_sector")
 MAX_ITER = {"lam001a055": 500, "lam001a035": 500}
 """L-BFGS iteration cap where it is not the default 2000: at λ = 0.001 a quarter of the starts run to 2000
 iterations without reaching gtol (flat directions; 20 s per instance at d = 500): capped at 500, their e_t is still
@@ -86,7 +97,7 @@ def starts(inst, params):
     return out
 
 
-def run_instance(params, alpha, d, seed, i, cfg):
+def run_instance(params, alpha, d, seed, i, cfg, sector=None):
     inst = instance(params, alpha=alpha, d=d, seed=seed, index=i)
     res = []  # (name, e_t, obs, Q, status)
 
@@ -99,8 +110,11 @@ def run_instance(params, alpha, d, seed, i, cfg):
     for name, Q0 in starts(inst, params):
         go(name, Q0)
     key = jax.random.fold_in(inst.key_init, 2000)
+    def in_sector(r):
+        return sector is None or r[2]["theta_over_sigma2"] < sector
+
     for j in range(N_PERTURB):
-        b = min(res, key=lambda r: r[1])
+        b = min((r for r in res if in_sector(r)), key=lambda r: r[1], default=min(res, key=lambda r: r[1]))
         s = PERTURB_SCALES[j % len(PERTURB_SCALES)]
         Qb = b[3]
         rms = float(jnp.sqrt(jnp.mean(Qb * Qb)))
@@ -108,7 +122,16 @@ def run_instance(params, alpha, d, seed, i, cfg):
     best = min(res, key=lambda r: r[1])
     e0 = best[1]
     o = best[2]
-    return dict(best_e_t=e0, m=o["m"], theta=o["theta"], theta_over_sigma2=o["theta_over_sigma2"], q=o["q"],
+    extra = {}
+    if sector is not None:
+        sec = [r for r in res if in_sector(r)]
+        sb = min(sec, key=lambda r: r[1], default=None)
+        es = math.nan if sb is None else sb[1]
+        extra = dict(sector_best_e_t=es, sector_m=math.nan if sb is None else sb[2]["m"],
+                     sector_theta_over_sigma2=math.nan if sb is None else sb[2]["theta_over_sigma2"],
+                     sector_q=math.nan if sb is None else sb[2]["q"], sector_winner="" if sb is None else sb[0],
+                     **{"sector_n_within_1e-6": sum(r[1] <= es * (1 + 1e-6) for r in sec)}, n_in_sector=len(sec))
+    return dict(**extra,best_e_t=e0, m=o["m"], theta=o["theta"], theta_over_sigma2=o["theta_over_sigma2"], q=o["q"],
                 family=family(o["m"], o["theta_over_sigma2"]), winner=best[0], starts=len(res),
                 **{"n_within_1e-6": sum(r[1] <= e0 * (1 + 1e-6) for r in res),
                    "n_within_1e-4": sum(r[1] <= e0 * (1 + 1e-4) for r in res)},
@@ -116,10 +139,10 @@ def run_instance(params, alpha, d, seed, i, cfg):
                 n_unconverged=sum(r[4] != TrainStatus.CONVERGED for r in res))
 
 
-def done_rows():
-    if not CSV.exists():
+def done_rows(path=CSV):
+    if not path.exists():
         return set()
-    with CSV.open() as f:
+    with path.open() as f:
         return {(r["point"], int(r["d"]), int(r["instance"])) for r in csv.DictReader(f)}
 
 
@@ -127,11 +150,12 @@ def run_point(name, ds, ns, seed, budget_s):
     kw, alpha = POINTS[name]
     params = ModelParams(**kw)
     cfg = TrainConfig(optimizer="lbfgs", max_iter=MAX_ITER.get(name, 2000))
-    have = done_rows()
-    new = not CSV.exists()
+    path = SECTOR_CSV.get(name, CSV)
+    have = done_rows(path)
+    new = not path.exists()
     t_start = time.time()
-    with CSV.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+    with path.open("a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS + (SECTOR_FIELDS if name in SECTOR else ()))
         if new:
             w.writeheader()
         for d, n in zip(ds, ns):
@@ -142,7 +166,7 @@ def run_point(name, ds, ns, seed, budget_s):
                     print(f"budget reached before d={d} i={i}", flush=True)
                     return
                 c0 = time.process_time()
-                r = run_instance(params, alpha, d, seed, i, cfg)
+                r = run_instance(params, alpha, d, seed, i, cfg, SECTOR.get(name))
                 cpu = time.process_time() - c0
                 row = dict(point=name, sigma=params.sigma, lam=params.lam, omega=params.omega, L=params.L,
                            alpha=alpha, d=d, n=round(alpha * d), seed=seed, instance=i, cpu_s=round(cpu, 2), **r)
@@ -150,18 +174,23 @@ def run_point(name, ds, ns, seed, budget_s):
                 f.flush()
                 print(f"{name} d={d} i={i} best={r['best_e_t']:.7f} {r['family']} m={r['m']:.3f} "
                       f"tos={r['theta_over_sigma2']:.3f} by {r['winner']} n1e-6={r['n_within_1e-6']} "
-                      f"sem={r['e_t_semantic']:.7f} pos={r['e_t_positional']:.7f} cpu={cpu:.1f}s", flush=True)
+                      f"sem={r['e_t_semantic']:.7f} pos={r['e_t_positional']:.7f} cpu={cpu:.1f}s"
+                      + (f" sector={r['sector_best_e_t']:.7f} by {r['sector_winner']} ({r['n_in_sector']} in sector)"
+                         if name in SECTOR else ""), flush=True)
 
 
-def fit():
+def fit(src=CSV, dst=FIT, columns=("best_e_t",)):
+    """Per point (and per column: the θ = 0 sector's best as well where there is one) the per-d means and the
+    weighted fit e_t(d) = e_∞ + c/d, written to ``dst``."""
     import pandas as pd
-    df = pd.read_csv(CSV)
+    df = pd.read_csv(src)
     rows = []
-    for name, g in df.groupby("point", sort=False):
-        per = g.groupby("d")["best_e_t"].agg(["mean", "std", "count"]).reset_index()
+    for (name, g), col in ((ng, c) for ng in df.groupby("point", sort=False) for c in columns):
+        per = g.groupby("d")[col].agg(["mean", "std", "count"]).reset_index()
         per["se"] = per["std"] / np.sqrt(per["count"])
         ok = per[per["count"] >= 2]
-        out = dict(point=name, alpha=g["alpha"].iloc[0], sigma=g["sigma"].iloc[0], lam=g["lam"].iloc[0])
+        out = dict(point=name if col == "best_e_t" else f"{name} ({col})", alpha=g["alpha"].iloc[0],
+                   sigma=g["sigma"].iloc[0], lam=g["lam"].iloc[0])
         for _, r in per.iterrows():
             out[f"d{int(r['d'])}_mean"], out[f"d{int(r['d'])}_se"], out[f"d{int(r['d'])}_n"] = r["mean"], r["se"], int(r["count"])
         if len(ok) >= 2:
@@ -175,7 +204,7 @@ def fit():
                        chi2=chi2, dof=len(ok) - 2, ds=" ".join(str(int(v)) for v in ok["d"]))
         out["family_counts"] = "; ".join(f"{k}: {v}" for k, v in g["family"].value_counts().items())
         rows.append(out)
-    pd.DataFrame(rows).to_csv(FIT, index=False)
+    pd.DataFrame(rows).to_csv(dst, index=False)
     print(pd.DataFrame(rows).to_string())
 
 
@@ -227,6 +256,26 @@ def gains():
               f"| {g['theta_over_sigma2'].mean():.3f} | {g['m'].mean():.3f} | {kinds} |")
 
 
+def table_sector():
+    """Per d of each sector point: the best e_t overall and in the sector (mean ± s.e.), the sector best's θ/σ²
+    and m, how many of the 32 end points fell in the sector, and which starts won."""
+    import pandas as pd
+    for name, path in SECTOR_CSV.items():
+        if not path.exists():
+            continue
+        df = pd.read_csv(path)
+        df["kind"] = df["winner"].str.extract(r"^([a-z_]+?)(?:\d|$)")[0]
+        df["sector_kind"] = df["sector_winner"].str.extract(r"^([a-z_]+?)(?:\d|$)")[0]
+        print(f"{name}: | d | n | best e_t (all 32) | won by | best e_t, θ = 0 sector | θ/σ² | m | won by | "
+              "end points in the sector | CPU s per instance |")
+        for d, g in df.groupby("d"):
+            se = lambda c: f"{g[c].mean():.6f} ± {g[c].std() / np.sqrt(len(g)):.6f}"  # noqa: E731
+            won = lambda c: ", ".join(f"{k} {v}" for k, v in g[c].value_counts().items())  # noqa: E731
+            print(f"| {d} | {len(g)} | {se('best_e_t')} | {won('kind')} | {se('sector_best_e_t')} | "
+                  f"{g['sector_theta_over_sigma2'].mean():.3f} | {g['sector_m'].mean():.3f} | {won('sector_kind')} | "
+                  f"{g['n_in_sector'].mean():.1f} | {g['cpu_s'].mean():.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--point", choices=sorted(POINTS))
@@ -241,9 +290,13 @@ def main():
         run_point(a.point, a.d, a.instances, a.seed, a.budget_s)
     if a.fit:
         fit()
+        for path in SECTOR_CSV.values():
+            if path.exists():
+                fit(path, path.with_name(path.stem + "_extrapolated.csv"), ("best_e_t", "sector_best_e_t"))
     if a.table:
         table()
         gains()
+        table_sector()
 
 
 if __name__ == "__main__":

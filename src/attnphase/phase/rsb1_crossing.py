@@ -47,7 +47,12 @@ U_SCAN = (0.5, 0.7, 0.95, 1.3, 1.8)
 """The x scan, in units of α/e_RS (x* ≈ 0.8–1.3 α/e_RS at σ = 0.7)."""
 NOT_REQUESTED = "not requested (transition(..., rsb1=True); `theory transition` asks for it)"
 THETA_SEEDS = (0.2, 0.35, 0.5)
-"""θ/σ² of the semantic sector's starts where no neighbouring α gives one (the lowest θ ≠ 0 saddle is kept)."""
+"""θ/σ² of the semantic sector's starts where no neighbouring α gives one (the lowest θ ≠ 0 saddle is kept).
+Where all of them fall onto θ = 0, the RS semantic point at that α (where it exists) is one more start
+(:func:`rs_semantic_start`): at σ = 1.0, α = 0.713 every one of these fell onto θ = 0, yet the semantic state
+exists there (continued from α = 0.7: θ/σ² = 0.54, 6e-4 below the uninformative one)."""
+DQ_SEED = 0.02
+"""Δq of the start taken from the RS semantic point (RS: Δq = 0)."""
 M_SEEDS = (0.15,)
 """m of the positional sector's start where no neighbouring α gives one."""
 THETA_ZERO = 1e-6
@@ -133,6 +138,11 @@ class Sectors:
             starts = [(u0[0], max(u0[1] - t * t * s2, 0.02), u0[2], t * s2) for t in THETA_SEEDS]
         sems = [b for b in (_best(self.lattice, alpha, xs, st, Sector.SEMANTIC) for st in starts) if b is not None]
         nonzero = [b for b in sems if abs(b.theta) > THETA_ZERO * s2]
+        if not nonzero and (near is None or not near.semantic):
+            rs = rs_semantic_start(self.params, alpha)
+            b = None if rs is None else _best(self.lattice, alpha, xs, rs, Sector.SEMANTIC)
+            sems += [b] if b is not None else []
+            nonzero += [b] if b is not None and abs(b.theta) > THETA_ZERO * s2 else []
         sem = min(nonzero or sems, key=lambda b: b.e, default=None)
         pos = None
         if self.with_pos:
@@ -147,6 +157,17 @@ class Sectors:
         pair = SectorPair(alpha, unin, sem, pos)
         self.done[alpha] = pair
         return pair
+
+
+def rs_semantic_start(params: ModelParams, alpha: float) -> tuple | None:
+    """The semantic sector's unknowns (p0, Δq, V, θ) next to the RS semantic point at ``alpha`` (Δq =
+    :data:`DQ_SEED`, V at 0.7 of RS as the other starts); None where the RS solve finds no θ ≠ 0 point."""
+    sol = solve(params, alpha, "semantic", stability=False)[0]
+    s2 = params.sigma ** 2
+    q, V, theta = (sol.values.get(k, math.nan) for k in ("q", "V", "theta"))
+    if not sol.status.ok or not all(map(math.isfinite, (q, V, theta))) or abs(theta) <= THETA_ZERO * s2:
+        return None
+    return (max(q - theta * theta / s2 - DQ_SEED, 1e-3), DQ_SEED, 0.7 * V, theta)
 
 
 def _best(lattice, alpha, xs, start, sector) -> Rsb1Point | None:
@@ -205,8 +226,11 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
     settings = dict(grid_n=grid.n, grid_R=grid.R, y_order=y_order, xtol=xtol)
     hi = alpha_hi - 0.5 * step
     p_hi = sec.at(hi)
+    if not p_hi.semantic:
+        return Rsb1Crossing(None, None, f"no theta != 0 semantic 1RSB saddle found at alpha = {hi:.3g} (every start "
+                            "fell onto theta = 0)", [p_hi], time.process_time() - t0, settings)
     if not p_hi.gap < 0:
-        return Rsb1Crossing(None, None, f"the semantic 1RSB state is not below the uninformative one at alpha = "
+        return Rsb1Crossing(None, None, f"the semantic 1RSB state is not below its competitor at alpha = "
                             f"{hi:.3g} (gap {p_hi.gap:.3g})", [p_hi], time.process_time() - t0, settings)
     lo, p_lo = hi, p_hi
     while True:
