@@ -32,8 +32,7 @@ rule, :class:`attnphase.theory.stepping.Bracket`, shared with the engine's desce
    slowing down), ``diverged``, or ``ended`` (no fixed point of the branch however small the step, overlap kept: a
    fold).
    A solve that stalls at the integration rule's noise floor (residual within ``STALL_FACTOR·rtol``) is
-   repeated from its iterate at its own order, then at a finer outer order (1.5×, then 2× where that fails:
-   :func:`finer_orders`; a retry that falls off the branch does not count), and so is the last
+   repeated at a finer outer order (1.5×, then 2× where that fails: :func:`finer_orders`), and so is the last
    failed solve before an end is declared: a stall
    of the coarse rule is no end. Every α beyond the end gets that kind as its
    state, without a solve — except past an
@@ -407,38 +406,23 @@ def finer_orders(n: int) -> tuple[int, ...]:
 
 
 def _resolve_stall(solve, params, alpha: float, branch: str, sol, cfg: SolveSettings, stab: bool):
-    """The stalled solve ``sol`` repeated from its own last iterate: once more at its own order (whether an
-    iterate at the noise floor passes ``rtol`` within ``max_steps`` is decided by round-off), then at the finer
-    orders of :func:`finer_orders` (a finer rule has a lower noise floor; the cheaper one first, each from
-    ``sol``). A result counts only where it converged on the branch (:func:`left_branch`: a finer rule's
-    branch ends elsewhere, and its iterate from ``sol`` can fall onto the uninformative point — σ = 0.7,
-    ω = 0.3, α = 0.65: θ = 0.074 at nodes = 4, θ → 0 at nodes = 8, which put the end at 0.6504 instead of 0.6409
-    after a 1e-14 change of the map's sums; tests/test_phase_continuation.py). The converged result says so in
-    its ``status`` (its ``nodes`` is the order it was solved at); if none converges, ``sol`` is returned
-    unchanged (a real failure)."""
+    """The stalled solve ``sol`` repeated from its own last iterate at the finer orders of
+    :func:`finer_orders` (a finer rule has a lower noise floor; the cheaper one first, each from ``sol``). The
+    converged result says so in its ``status`` (its ``nodes`` is the order it was solved at); if none
+    converges, ``sol`` is returned unchanged (a real failure)."""
     n = int(getattr(sol, "nodes", 0) or 0)
-    for fine in (n, *finer_orders(n)):
+    for fine in finer_orders(n):
         s2 = solve(params, alpha, branch, nodes=fine, init=sol, max_steps=cfg.max_steps, stability=stab,
                    rtol=cfg.rtol, **cfg.extra())
-        if s2.converged and not left_branch(sol, s2, branch):
+        if s2.converged:
             break
     else:
         return sol
-    how = "on a restart from its iterate" if fine == n else f"at nodes={fine}"
-    note = (f"converged {how} after a stall at the nodes={n} noise floor "
+    note = (f"converged at nodes={fine} after a stall at the nodes={n} noise floor "
             f"(residual {sol.residual:.2e}, rtol {cfg.rtol:.0e})")
     if hasattr(s2, "with_note"):
         return s2.with_note(note)
     return replace(s2, status=note) if is_dataclass(s2) else s2
-
-
-def left_branch(sol, retry, branch: str) -> bool:
-    """The converged ``retry`` of the unconverged ``sol`` fell onto the uninformative point (its pinned overlap
-    vanished, :func:`point_state` ``collapsed``) although ``sol``'s did not: another fixed point, not ``sol``'s."""
-    if branch not in ("semantic", "positional") or point_state(retry) is not PointState.COLLAPSED:
-        return False
-    scale = COLLAPSE_TOL * math.sqrt(max(float(sol.q), 0.0)) * (sol.params.sigma if branch == "semantic" else 1.0)
-    return abs(float(getattr(sol, overlap_key(branch)))) > scale
 
 
 def _later(guide: dict | None, alpha: float, rest: Sequence[float]) -> bool:
