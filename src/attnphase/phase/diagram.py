@@ -293,7 +293,7 @@ def _column(cfg: _Settings, w: float, guides: dict, have: dict | None, progress)
                solves=sum(br.solves for br in branches.values()),
                iterations=solver.iterations, stability_evaluations=solver.stability,
                refined=bool(cfg.refine), nodes=cfg.nodes, stability_margin=cfg.stability_margin)
-    row["coarse_states"] = coarse_states(new_guides)
+    row["coarse_states"] = coarse_states(branches)
     return g, row, new_guides
 
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..model import ModelParams
-from .continuation import CURVE_RTOL, MAX_STEPS, point_state
+from .continuation import CURVE_RTOL, MAX_STEPS, PointState, point_state
 from .global_min import alpha_l_from_table
 from .roots import table_root
 from .transition import DIAGRAM_NODES
@@ -88,10 +88,12 @@ def resolution_check(params: ModelParams, grid, lines, states: dict[float, dict]
     """The check (module docstring) on the diagram's ``grid`` and ``lines``; ``states``: ω → {branch: {round(α, 9):
     coarse state}} (the diagram's valid points). Returns the provenance record: nodes, finer_nodes, omegas,
     per_omega (Δα_c, Δα_l, largest relative Δe_t, cells, cells that failed at the finer order, cells kept
-    without a coarse state), the maxima, tol and ok."""
+    without a coarse state), the maxima, tol, ok and cpu_s (its CPU seconds)."""
+    import time
+
     from .continuation import default_solver
 
-    per = []
+    t0, per = time.process_time(), []
     for w in probe_omegas(sorted(grid["omega"].unique())):
         p = params.replace(omega=w)
         solve = solver or default_solver(p)
@@ -103,8 +105,9 @@ def resolution_check(params: ModelParams, grid, lines, states: dict[float, dict]
     out = dict(nodes=nodes, finer_nodes=finer_nodes, omegas=[r["omega"] for r in per],
                max_d_alpha_c=max(d_c, default=None), max_d_alpha_l=max(d_l, default=None),
                max_rel_d_e_t=max(d_e, default=None), tol=tol, per_omega=per,
-               failed_cells=sum(r["failed"] for r in per))
+               failed_cells=sum(r["failed"] for r in per), cpu_s=None)
     out["ok"] = bool(max(d_c + d_l, default=0.0) <= tol and out["failed_cells"] == 0)
+    out["cpu_s"] = round(time.process_time() - t0, 2)    # this process's CPU (the check runs here)
     return out
 
 
@@ -116,17 +119,21 @@ def _probe_column(p, g, states, solve, nodes, finer) -> dict[str, Any]:
     cells = {("semantic", a) for a in cells_around(g["alpha"], g["delta_e_t"], "down")}
     cells |= {("positional", a) for a in cells_around(g["alpha"], g["delta_e_t"], "down")}
     br = _l_branch(g, a_c)
-    if br is not None:
+    if a_c is None:     # α_l from the global minimum's column: each cell's global branch
+        glob = dict(zip(g["alpha"], g["global_branch"]))
+        cells |= {("semantic" if glob[a] == "semantic" else "positional", a)
+                  for a in cells_around(g["alpha"], g["eps_lin_minus_eps_g"], "up")}
+    elif br is not None:
         col = "eps_g_sem" if br == "semantic" else "eps_g_pos"
         cells |= {(br, a) for a in cells_around(g["alpha"], g["eps_lin"] - g[col], "up")}
     rel, failed, kept = [], 0, 0
     for b, a in sorted(cells):
-        s0 = states.get(b, {}).get(round(a, 9))
-        if s0 is None:      # no valid coarse point (the uninformative point standing in): kept
+        s0, st0 = states.get(b, {}).get(round(a, 9), (None, None))
+        if s0 is None:      # no coarse point to start from: kept at the coarse order
             kept += 1
             continue
         s = solve(p, a, b, nodes=finer, init=s0, max_steps=MAX_STEPS, stability=False, rtol=CURVE_RTOL)
-        if not point_state(s).valid:
+        if point_state(s) not in (PointState.OK, st0):      # the same kind of point as the coarse one
             failed += 1
             continue
         row, tag = fine["alpha"].round(9) == round(a, 9), "sem" if b == "semantic" else "pos"
@@ -134,6 +141,10 @@ def _probe_column(p, g, states, solve, nodes, finer) -> dict[str, Any]:
         rel.append(abs(float(s.e_t) - e0) / abs(e0) if e0 else math.inf)
         fine.loc[row, f"e_t_{tag}"], fine.loc[row, f"eps_g_{tag}"] = float(s.e_t), float(s.eps_g)
     fine["delta_e_t"] = fine["e_t_sem"] - fine["e_t_pos"]
+    es, ep = fine["e_t_sem"].to_numpy(float), fine["e_t_pos"].to_numpy(float)     # as global_table decides it
+    sem = np.where(np.isnan(ep), True, np.where(np.isnan(es), False, es < ep))
+    fine["global_branch"] = np.where(np.isnan(es) & np.isnan(ep), "none",
+                                     np.where(sem, "semantic", fine["kind_pos"]))
     glob = np.where(fine["global_branch"] == "semantic", fine["eps_g_sem"], fine["eps_g_pos"])
     fine["eps_lin_minus_eps_g"] = fine["eps_lin"] - glob
     f_c = table_root(fine["alpha"], fine["delta_e_t"], "down")
@@ -157,11 +168,17 @@ def _shift(a, b) -> float | None:
     return math.inf if a is None or b is None else abs(float(a) - float(b))
 
 
-def coarse_states(guides: dict) -> dict:
-    """The diagram column's valid points (``{branch: {round(α, 9): solution}}``) as their states, to warm-start
-    the check (small to send back from a worker)."""
+def coarse_states(branches: dict) -> dict:
+    """The diagram column's points that enter its table (valid, or ``collapsed``: the uninformative point standing
+    in for the positional branch, :func:`~.global_min.global_table`) as ``{branch: {round(α, 9): (state, point
+    state)}}``, to warm-start the check (small to send back from a worker)."""
     from ..theory.solution import state_of
-    return {b: {a: state_of(s) for a, s in pts.items()} for b, pts in guides.items()}
+    out: dict = {}
+    for b, br in branches.items():
+        pts = [p for p in list(br) + br.extra if p.state.valid or p.state == PointState.COLLAPSED]
+        out[b] = {round(p.alpha, 9): (state_of(p.solution), p.state) for p in pts
+                  if math.isfinite(float(getattr(p.solution, "q", math.nan)))}
+    return out
 
 
 def warning(check: dict) -> str | None:
@@ -171,6 +188,9 @@ def warning(check: dict) -> str | None:
     shifts = [(r[f"d_alpha_{k}"], k, r["omega"]) for r in check["per_omega"] for k in ("c", "l")
               if r[f"d_alpha_{k}"] is not None]
     d, k, w = max(shifts, default=(0.0, "c", check["omegas"][0]))
+    r = next(x for x in check["per_omega"] if x["omega"] == w) if shifts else {}
+    what = (f"moves by {d:.3g}" if math.isfinite(d) else
+            f"is found at one order only ({r[f'alpha_{k}']} → {r[f'alpha_{k}_fine']})")
     fail = f", {check['failed_cells']} cells failed at the finer order" if check["failed_cells"] else ""
-    return (f"resolution: α_{k} moves by {d:.3g} at ω = {w:g} between nodes = {check['nodes']} and "
+    return (f"resolution: α_{k} {what} at ω = {w:g} between nodes = {check['nodes']} and "
             f"{check['finer_nodes']} (tolerance {check['tol']:g}{fail}); rerun with --nodes {check['finer_nodes']}")
