@@ -157,7 +157,8 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                       L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
                       qmc_points: int = QmcPointsOpt, scrambles: int = ScramblesOpt,
                       nodes: int = typer.Option(4, "--nodes", help="Resolution of the split rule (2-40; 4: e_t "
-                                                "within ~1e-5 of the default 8)."),
+                                                "within ~1e-5 of 8 at the paper's parameters, checked "
+                                                "elsewhere: --resolution-check)."),
                       refine: bool = typer.Option(False, "--refine", help="Brent-refine α_c, α_l per ω "
                                                   "(to 1e-3 in α)."),
                       sweep: Path = typer.Option(None, "--sweep", help="A sweep's results table (CSV or Parquet "

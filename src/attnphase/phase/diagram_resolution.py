@@ -88,7 +88,8 @@ def resolution_check(params: ModelParams, grid, lines, states: dict[float, dict]
     """The check (module docstring) on the diagram's ``grid`` and ``lines``; ``states``: ω → {branch: {round(α, 9):
     coarse state}} (the diagram's valid points). Returns the provenance record: nodes, finer_nodes, omegas,
     per_omega (Δα_c, Δα_l, largest relative Δe_t, cells, cells that failed at the finer order, cells kept
-    without a coarse state), the maxima, tol, ok and cpu_s (its CPU seconds)."""
+    without a coarse state), the maxima, cells (0: no crossing on the grid at the probed ω, nothing checked),
+    tol, ok and cpu_s (its CPU seconds)."""
     import time
 
     from .continuation import default_solver
@@ -105,7 +106,7 @@ def resolution_check(params: ModelParams, grid, lines, states: dict[float, dict]
     out = dict(nodes=nodes, finer_nodes=finer_nodes, omegas=[r["omega"] for r in per],
                max_d_alpha_c=max(d_c, default=None), max_d_alpha_l=max(d_l, default=None),
                max_rel_d_e_t=max(d_e, default=None), tol=tol, per_omega=per,
-               failed_cells=sum(r["failed"] for r in per), cpu_s=None)
+               cells=sum(r["cells"] for r in per), failed_cells=sum(r["failed"] for r in per), cpu_s=None)
     out["ok"] = bool(max(d_c + d_l, default=0.0) <= tol and out["failed_cells"] == 0)
     out["cpu_s"] = round(time.process_time() - t0, 2)    # this process's CPU (the check runs here)
     return out
