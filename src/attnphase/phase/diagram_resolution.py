@@ -196,7 +196,11 @@ def warning(check: dict) -> str | None:
     d, k, w = max(shifts, default=(0.0, "c", check["omegas"][0]))
     r = next(x for x in check["per_omega"] if x["omega"] == w) if shifts else {}
     what = (f"moves by {d:.3g}" if math.isfinite(d) else
-            f"is found at one order only ({r[f'alpha_{k}']} → {r[f'alpha_{k}_fine']})")
+            f"is found at one order only ({_g(r[f'alpha_{k}'])} → {_g(r[f'alpha_{k}_fine'])})")
     fail = f", {check['failed_cells']} cells failed at the finer order" if check["failed_cells"] else ""
     return (f"resolution: α_{k} {what} at ω = {w:g} between nodes = {check['nodes']} and "
             f"{check['finer_nodes']} (tolerance {check['tol']:g}{fail}); rerun with --nodes {check['finer_nodes']}")
+
+
+def _g(a) -> str:
+    return "none" if a is None else f"{a:.4g}"
