@@ -157,7 +157,8 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                       L: int = LOpt, r: int = ROpt, r_star: int = RStarOpt, P: str = POpt,
                       qmc_points: int = QmcPointsOpt, scrambles: int = ScramblesOpt,
                       nodes: int = typer.Option(4, "--nodes", help="Resolution of the split rule (2-40; 4: e_t "
-                                                "within ~1e-5 of the default 8)."),
+                                                "within ~1e-5 of 8 at the paper's parameters, checked "
+                                                "elsewhere: --resolution-check)."),
                       refine: bool = typer.Option(False, "--refine", help="Brent-refine α_c, α_l per ω "
                                                   "(to 1e-3 in α)."),
                       sweep: Path = typer.Option(None, "--sweep", help="A sweep's results table (CSV or Parquet "
@@ -169,10 +170,15 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                       workers: int = typer.Option(0, "--workers", help="Worker processes (interleaved ω "
                                                   "chains); 0: 2 for ≥ 8 ω on ≥ 2 CPUs, else 1."),
                       json_out: bool = typer.Option(False, "--json", help="Print the α_c(ω), α_l(ω) lines and "
-                                                    "provenance as JSON on stdout.")) -> None:
+                                                    "provenance as JSON on stdout."),
+                      resolution_check: bool = typer.Option(True, "--resolution-check/--no-resolution-check",
+                                                            help="Solve the cells deciding α_c, α_l at a few ω "
+                                                            "again at nodes = 8 and warn where they move "
+                                                            "(skipped at the paper's parameters).")) -> None:
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
+    from ..phase.diagram_resolution import warning as resolution_warning
     from ..provenance import provenance
     w = parse_linspace("--omegas", omegas)
     for v in w:
@@ -193,7 +199,8 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     if theory is not None:
         grid, lines = _read_theory(theory)
     else:
-        grid, lines = _compute_diagram(params, w, grid_a, nodes, refine, workers, cfg)
+        grid, lines = _compute_diagram(params, w, grid_a, nodes, refine, workers, cfg,
+                                       None if resolution_check else False)
     seconds = time.time() - t0
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "phase_grid.csv", lambda t: grid.to_csv(t, index=False))
@@ -205,16 +212,20 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                            workers=int(lines["workers"].iloc[0]) if "workers" in lines else None,
                            theory=str(theory) if theory else None), kind="phase-diagram",
                       seconds=seconds, not_converged_cells=bad, solves=int(lines["solves"].sum()),
-                      files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs])
+                      files=["phase_grid.csv", "phase_lines.csv"] + [p.name for p in figs],
+                      resolution_check=lines.attrs.get("resolution_check"))
     (out / "provenance.json").write_text(json.dumps(to_jsonable(prov), indent=2, default=str) + "\n")
     if json_out:
         emit_json(dict(lines=lines.to_dict(orient="records"), not_converged_cells=bad, out=str(out),
                        provenance=prov))
     console.print(f"{grid['omega'].nunique()}×{grid['alpha'].nunique()} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
                   f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
+    warn = resolution_warning(lines.attrs.get("resolution_check") or {})
+    if warn:
+        console.print(f"[yellow]warning: {warn}[/yellow]", soft_wrap=True)
 
 
-def _compute_diagram(params, w, grid_a, nodes, refine, workers, qmc_config=None):
+def _compute_diagram(params, w, grid_a, nodes, refine, workers, qmc_config=None, resolution_check=None):
     from ..phase import phase_diagram
     with progress_bar() as prog:
         task = prog.add_task(f"branches ({len(w)} ω × {len(grid_a)} α × 2)", total=2 * len(w) * len(grid_a))
@@ -226,7 +237,7 @@ def _compute_diagram(params, w, grid_a, nodes, refine, workers, qmc_config=None)
 
         extra = {} if qmc_config is None else dict(qmc_config=qmc_config)
         grid, lines = phase_diagram(params, w, grid_a, nodes=nodes, progress=cb, refine=refine,
-                                    workers=workers or None, **extra)
+                                    workers=workers or None, resolution_check=resolution_check, **extra)
     return grid, lines
 
 

@@ -24,6 +24,7 @@ from ..interrupts import critical
 from ..model import ModelParams
 from .continuation import MAX_STEPS, PointSolver, default_solver, follow_branch
 from .diagram_batch import run_jobs
+from .diagram_resolution import coarse_states, resolution_check as check_resolution, skip_reason
 from .refine import refine_lines
 from .result import reasons
 from .transition import DIAGRAM_NODES, tables
@@ -67,7 +68,8 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
                   xtol: float = 1e-3, max_steps: int = MAX_STEPS, min_step: float | None = None,
                   reuse: dict[float, dict[str, object]] | None = None, solver: PointSolver | None = None,
                   workers: int | None = None, stability_margin: float | None = STABILITY_MARGIN,
-                  qmc_config: Any = None, lockstep: bool | None = None, chains: int | None = None):
+                  qmc_config: Any = None, lockstep: bool | None = None, chains: int | None = None,
+                  resolution_check: bool | None = None):
     """Tidy (α, ω) phase diagram.
 
     Returns ``(grid, lines)``: ``grid`` one row per (ω, α) (:data:`GRID_COLUMNS`; ``state_sem``/``state_pos``
@@ -92,6 +94,9 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
     ``progress(ω, branch, done, total)``: per α in this process, per finished column with workers.
     ``qmc_config``: the QMC engine's size where the model is not the split rule's (default
     :func:`~.continuation.phase_qmc`); the default ``solver`` is :func:`~.continuation.default_solver`.
+    ``resolution_check``: the cells deciding α_c, α_l at a few ω solved again at nodes = 8
+    (:mod:`.diagram_resolution`; None: except at the validated defaults, True: always, False: never); its record
+    is ``lines.attrs["resolution_check"]``.
     """
     import pandas as pd
 
@@ -135,8 +140,13 @@ def phase_diagram(params: ModelParams, omegas: Sequence[float] = DEFAULT_OMEGAS,
         row["workers"] = workers
         row["chains"] = chains
         row["lockstep"] = bool(lockstep)
+    states = {r["omega"]: r.pop("coarse_states") for _, r in results}
     grid = pd.concat([f for f, _ in results], ignore_index=True)[GRID_COLUMNS]
-    return grid, pd.DataFrame([r for _, r in results])
+    lines = pd.DataFrame([r for _, r in results])
+    why = skip_reason(params, nodes, solver, resolution_check)
+    lines.attrs["resolution_check"] = dict(skipped=why) if why else check_resolution(
+        params, grid, lines, states, nodes=int(nodes), solver=solver)
+    return grid, lines
 
 
 def _accelerator() -> bool:
@@ -319,6 +329,7 @@ def _assemble(cfg: _Settings, w: float, followed, iterations, stability):
                iterations=sum(iterations) + solver.iterations,
                stability_evaluations=sum(stability) + solver.stability,
                refined=bool(cfg.refine), nodes=cfg.nodes, stability_margin=cfg.stability_margin)
+    row["coarse_states"] = coarse_states(branches)
     return g, row, new_guides
 
 
