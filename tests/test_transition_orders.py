@@ -71,3 +71,34 @@ def test_transition_falls_back_to_the_curves_order_for_alpha_l_when_the_finer_so
     assert r.alpha_l_nodes == 4
     assert L_REFINE_FAILED not in r.notes
     assert "α_l refined at nodes = 4 (the nodes = 8 solves failed near it)" in r.notes
+
+
+def test_a_continuous_birth_on_coarse_curves_is_located_again_at_the_refinement_order():
+    """``birth_order``: only a ``continuous`` α_c of the split rule, located on curves coarser than ``nodes``, with
+    refinement on and no scale-aware order asked for, is located again — at ``nodes``."""
+    from attnphase.phase.transition import birth_order
+    assert birth_order(True, True, None, "continuous", 0.64, 8, 4) == 8
+    assert birth_order(True, True, None, "crossing", 1.25, 8, 4) is None          # Brent at ``nodes`` already
+    assert birth_order(True, True, None, "competitor loses stability", 0.7, 8, 4) is None
+    assert birth_order(False, True, None, "continuous", 0.64, 8, 4) is None       # QMC: one resolution
+    assert birth_order(True, False, None, "continuous", 0.64, 8, 4) is None       # --no-refine
+    assert birth_order(True, True, 16, "continuous", 0.64, 8, 4) is None          # the scale's order instead
+    assert birth_order(True, True, None, "continuous", 0.64, 8, 8) is None        # curves at ``nodes`` already
+    assert birth_order(True, True, None, "continuous", None, 8, 4) is None
+
+
+@pytest.mark.slow
+def test_sigma_0p7_birth_is_located_at_nodes_8_not_on_the_coarse_curves():
+    """σ = 0.7, ω = 0.3: the semantic branch's birth lies at 0.6409 on the nodes = 4 curves, at 0.6502 with curves
+    at nodes = 6 and 0.6500 at nodes = 8 (`theory transition --curve-nodes 6 / 8`, 2026-12-06,
+    docs/notes/2026-12-06-birth-resolution.md). `transition` on its defaults (curves at 4, nodes 8) must report
+    the nodes = 8 birth, with the order it was located at and an error that covers the nodes = 8 value (without
+    ``birth.relocate_birth`` it reports 0.6409: the test fails)."""
+    from attnphase.phase import transition
+    r = transition(ModelParams(omega=0.3, sigma=0.7, lam=0.01), alphas=[0.6, 0.7], mixed_alphas=[])
+    assert r.alpha_c_kind == "continuous" and r.alpha_c_against == "uninformative"
+    assert abs(r.alpha_c - 0.6500) < 2e-3
+    assert r.alpha_c_nodes == 8
+    d = r.to_dict()
+    assert d["alpha_c_err"] is not None and d["alpha_c_err"] < 3e-3
+    assert abs(r.alpha_c - 0.64997) <= d["alpha_c_err"] + 1e-4

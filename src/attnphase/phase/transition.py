@@ -22,8 +22,9 @@ from ..model import ModelParams
 from ..theory.solve import choose, point_solver
 from ..theory.solver import nodes_for_scale, resolution_note
 from ..theory.stepping import WalkPast
-from .continuation import (END_XTOL, MAX_STEPS, Branch, PointSolver, PointState, branch_table, follow_branch,
-                           phase_qmc, unsolved_point)
+from .continuation import (END_XTOL, MAX_STEPS, Branch, BranchEnd, PointSolver, PointState, branch_table,
+                           follow_branch, phase_qmc, unsolved_point)
+from .birth import BIRTH_ERROR, BIRTH_METHOD, relocate_birth
 from .crossing import growth_crossing, precise_crossing
 from .walk import FoldCheck
 from .global_min import (Switch, alpha_l_from_table, alpha_l_global, decided, global_switch, global_table,
@@ -360,6 +361,18 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                 notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
             l_at = curve_nodes
     scaled = None
+    born = None
+    birth = birth_order(split_rule, refine, scale_nodes, c_kind, alpha_c, nodes, curve_nodes)
+    if birth is not None:           # a continuous birth located on the curves: located again at ``nodes``
+        if progress:
+            progress(f"birth at nodes = {birth}", 0, 1)
+        born = relocate_birth(params, branches["semantic"], alpha_c, nodes=birth, solver=solver, end_xtol=end_xtol,
+                              max_steps=max_steps)
+        notes.append(born.note(curve_nodes))
+        if born.alpha is not None:
+            alpha_c = born.alpha
+            c_location.update(method=BIRTH_METHOD, err=None, nodes=birth, bracket=list(born.bracket),
+                              alpha_curve_nodes=born.alpha_coarse, curve_nodes=curve_nodes)
     if scale_nodes is not None and alpha_c is not None:
         if progress:
             progress(f"refine at nodes = {scale_nodes}", 0, 1)
@@ -424,12 +437,21 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         c_nodes = scale_nodes
         l_nodes = scale_nodes if scaled.alpha_l is not None else l_at
     else:
-        c_nodes = _c_order(c_kind, c_location, alpha_c, a_c_ref, nodes, curve_nodes)
+        c_nodes = born.nodes if born is not None and born.alpha is not None else _c_order(
+            c_kind, c_location, alpha_c, a_c_ref, nodes, curve_nodes)
         l_nodes = c_nodes if alpha_l is not None and alpha_l == alpha_c else l_at
     above = gm[(gm["alpha"] > alpha_c) & (gm["global_kind"] != "none")] if gm is not None and alpha_c else None
+    end = branches["semantic"].end
+    if scaled is not None and scaled.ok and scaled.alpha_c_bracket is not None:   # the end at the finer order
+        end = BranchEnd(scaled.alpha_c, end.kind if end is not None else PointState.COLLAPSED,
+                        *scaled.alpha_c_bracket)
+    elif born is not None and born.alpha is not None:
+        end = BranchEnd(born.alpha, PointState.COLLAPSED, *born.bracket)
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
-                             branches["semantic"].end, c_location)
+                             end, c_location)
+    if born is not None and born.alpha is not None:
+        errs.update(alpha_c_err=born.error, alpha_c_err_reason=BIRTH_ERROR)
     r1 = rsb1_report(params, alpha_c, against, progress=progress) if rsb1 else Rsb1Crossing(None, None, NOT_REQUESTED)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
@@ -506,6 +528,19 @@ def _switch_record(sw: Switch) -> dict[str, Any]:
     if sw.upper is not None:
         rec.update(upper=sw.upper[0], upper_err=sw.upper[1])
     return rec
+
+
+def birth_order(split_rule: bool, refine: bool, scale_nodes: int | None, kind: str, alpha_c: float | None,
+                nodes: int, curve_nodes: int) -> int | None:
+    """The order a ``continuous`` α_c (the semantic branch's birth from the uninformative point) is located at
+    again: ``nodes`` where the split-rule curves (``curve_nodes`` < ``nodes``) located it and no scale-aware order
+    is asked for. The birth is the end of the branch followed on the curves, which the Brent refinement at
+    ``nodes`` never touches; the coarse order's error there is not the ~2e-3 of an e_t crossing at the paper's
+    σ = 0.5: at σ = 0.7, ω = 0.3 the birth lies at 0.6409 at nodes = 4, 0.6502 at 6 and 0.6500 at 8 (α_l 0.7567,
+    0.7759, 0.7807; docs/notes/2026-12-06-birth-resolution.md). None: nothing to do."""
+    if not (split_rule and refine and kind == "continuous" and alpha_c is not None and scale_nodes is None):
+        return None
+    return nodes if curve_nodes < nodes else None
 
 
 def _c_order(kind: str, location: dict, alpha_c, refined, nodes: int, curve_nodes: int) -> int:
