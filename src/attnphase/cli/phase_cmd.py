@@ -178,7 +178,6 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
     """(α, ω) phase diagram: tidy grid CSV, per-ω α_c/α_l CSV, heatmap figures and provenance JSON."""
     import time
 
-    from ..phase.diagram_resolution import warning as resolution_warning
     from ..provenance import provenance
     w = parse_linspace("--omegas", omegas)
     for v in w:
@@ -220,6 +219,7 @@ def phase_diagram_cmd(out: Path = typer.Option(..., "--out", help="Output direct
                        provenance=prov))
     console.print(f"{grid['omega'].nunique()}×{grid['alpha'].nunique()} grid in {seconds:.0f} s ({bad} cells with a solver failure); wrote "
                   f"{out}/phase_grid.csv, phase_lines.csv, phase_diagram.png/.pdf, provenance.json")
+    from ..phase.diagram_resolution import warning as resolution_warning   # here: a refusal loads no JAX
     warn = resolution_warning(lines.attrs.get("resolution_check") or {})
     if warn:
         console.print(f"[yellow]warning: {warn}[/yellow]", soft_wrap=True)
