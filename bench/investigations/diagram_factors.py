@@ -1,7 +1,8 @@
 """Every growth factor of one ω chain of the default 40 × 40 diagram, with the factor evaluated at every valid
 point (``stability_margin=None``) — the data behind the skip rule's slope bound (issue 34 item 3,
 docs/notes/2026-12-06-diagram-cli.md). Per solve: ω, α, branch, the caller in the continuation, the factor,
-the state, nodes, CPU.
+the state, nodes, CPU (the recorder of ``diagram_solves_trace.py``, which also keeps each solve's start and
+end state).
 
     python bench/investigations/diagram_factors.py OUT.csv CHAIN [MARGIN]   # CHAIN 0 or 1 of the 2 chains
 """
@@ -10,33 +11,19 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
-for _k, _v in {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}.items():
-    os.environ.setdefault(_k, _v)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the per-solve recorder (and the one-thread environment, set before numpy/JAX load): the trace script's
+from diagram_solves_trace import rows  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from attnphase.model import ModelParams  # noqa: E402
-from attnphase.phase import continuation as cont, diagram as diagram_mod, phase_diagram  # noqa: E402
+from attnphase.phase import phase_diagram  # noqa: E402
 from attnphase.phase.diagram import DEFAULT_ALPHAS, DEFAULT_OMEGAS  # noqa: E402
 
-rows = []
-orig_call = diagram_mod._Counting.__call__
-
-
-def counting(self, params, alpha, branch, **kw):
-    who = sys._getframe(2).f_code.co_name
-    t0 = time.process_time()
-    s = orig_call(self, params, alpha, branch, **kw)
-    rows.append(dict(omega=params.omega, alpha=alpha, branch=branch, who=who, iterations=int(s.iterations or 0),
-                     stability=s.stability, converged=bool(s.converged), state=cont.point_state(s).value,
-                     asked_stability=kw.get("stability"), nodes=kw.get("nodes"), cpu=time.process_time() - t0))
-    return s
-
-
-diagram_mod._Counting.__call__ = counting
 
 if __name__ == "__main__":
     out, chain = sys.argv[1], int(sys.argv[2])
