@@ -445,8 +445,6 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
     if scaled is not None and scaled.ok and scaled.alpha_c_bracket is not None:   # the end at the finer order
         end = BranchEnd(scaled.alpha_c, end.kind if end is not None else PointState.COLLAPSED,
                         *scaled.alpha_c_bracket)
-    elif born is not None and born.alpha is not None:
-        end = BranchEnd(born.alpha, PointState.COLLAPSED, *born.bracket)
     errs = transition_errors(fps, alpha_c, c_kind, against, alpha_l,
                              str(above["global_kind"].iloc[0]) if above is not None and len(above) else None,
                              end, c_location)
