@@ -8,6 +8,7 @@ docs/data/beyond_rs/rsb1_L3_qmc.json (a checkpoint between calls):
     --secant                         the saddle at the secant root of ∂e*/∂x through the two bracketing x
     --gh ORDER --at X                the functional at the saddle of x = X with inner GH order ORDER
     --rs                             the RS point on the outer points alone (Δq = 0), N_RS points per scramble
+    --rs-inner                       the RS point on the rule itself (x → 0, q0 → 0, Δq = q): the shift's baseline
 
 All on ONE rule (``--points``, ``--scrambles``, ``--order``, ``--seed``: common random numbers). Run:
 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" nice -n 5 \\
@@ -72,6 +73,7 @@ def main() -> None:
     ap.add_argument("--gh", type=int, default=0)
     ap.add_argument("--at", type=float, default=0.0)
     ap.add_argument("--rs", action="store_true")
+    ap.add_argument("--rs-inner", action="store_true")
     a = ap.parse_args()
     d = load()
     d.setdefault("header", header(a))
@@ -112,6 +114,12 @@ def main() -> None:
         row = {**s.as_dict(), "points_per_scramble": N_RS, "cpu_s": round(cpu, 1)}
         print(json.dumps({k: row[k] for k in ("q0", "V", "e", "e_se", "converged", "cpu_s")}), flush=True)
         d["rs_outer"] = row
+        save(d)
+    if a.rs_inner:
+        s, cpu = timed(lambda: RQ.rs_saddle(PARAMS, rule, ALPHA, (RS_ENGINE["q"], RS_ENGINE["V"]), inner=True))
+        row = {**s.as_dict(), "cpu_s": round(cpu, 1)}
+        print(json.dumps({k: row[k] for k in ("dq", "V", "e", "e_se", "converged", "cpu_s")}), flush=True)
+        d["rs_inner"] = row
         save(d)
 
 

@@ -263,18 +263,27 @@ def saddle(params: ModelParams, rule: NestedRule, alpha: float, x: float, start:
     return Saddle(float(x), float(q0), float(dq), float(V), cache[tuple(u)], res < GRAD_TOL, n)
 
 
+INNER_Q0 = 1e-10
+"""q0 of :func:`rs_saddle`'s ``inner`` form: the field is (almost) all inner, as at the 1RSB saddles (q0 → 0)."""
+
+
 def rs_saddle(params: ModelParams, rule: NestedRule, alpha: float, start: tuple[float, float],
-              max_evals: int = 30) -> Saddle:
-    """The RS point on the outer points alone (Δq = 0: e_RS(q, V) = λq/(2σ²) − q/(2V) + α E M(√q ξ0),
-    docs/theory/one-step-rsb.md §3), stationary in (q, V); x is irrelevant (reported 0)."""
+              max_evals: int = 30, inner: bool = False) -> Saddle:
+    """The RS point e_RS(q, V) = λq/(2σ²) − q/(2V) + α E M(√q ξ) (docs/theory/one-step-rsb.md §3), stationary in
+    (q, V); x is irrelevant (reported 0). ``inner=False``: ξ = the outer points (Δq = 0); ``inner=True``: the
+    x → 0 limit of the nested rule at q0 = INNER_Q0, Δq = q (the same y points and inner nodes as the 1RSB
+    saddles, so that the shift e^1RSB − e^RS is free of most of the y sampling error); q is reported as dq."""
     cache = {}
+    q0 = INNER_Q0 if inner else None
 
     def F(u):
         q, V = np.exp(u)
-        v = functional(params, rule, alpha, q, 0.0, V, 0.0)
+        v = functional(params, rule, alpha, q0, q, V, 0.0) if inner else functional(params, rule, alpha, q, 0.0,
+                                                                                       V, 0.0)
         cache[tuple(u)] = v
-        return np.array([q * v.grad[0], V * v.grad[2]])
+        return np.array([q * v.grad[1 if inner else 0], V * v.grad[2]])
 
     u, res, n = _root(F, np.log(np.asarray(start, float)), max_evals)
     q, V = np.exp(u)
-    return Saddle(0.0, float(q), 0.0, float(V), cache[tuple(u)], res < GRAD_TOL, n)
+    return Saddle(0.0, q0 if inner else float(q), float(q) if inner else 0.0, float(V), cache[tuple(u)],
+                  res < GRAD_TOL, n)
