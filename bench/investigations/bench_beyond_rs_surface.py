@@ -20,6 +20,7 @@ import numpy as np
 OUT = Path("docs/data/beyond_rs/landscape_surface")
 FIG = Path("docs/figures")
 SIGMA = 0.7
+MAX_STEPS = 80          # converged points take 12-30 steps; a limit cycle (the prox between basins) never ends
 # finite-d families at d = 1000 (mean ± s.e. of 8 instances; docs/notes/2026-12-03-phase-boundaries.md):
 # (m, θ/σ², e_t) of the semantic-started and positional-started L-BFGS minimisers
 FAMILIES = {0.5: {"semantic": (0.009, 0.395, 0.001913), "positional": (0.205, 0.027, 0.002186)},
@@ -40,7 +41,7 @@ def compute(alpha: float) -> Path:
     params = ModelParams(omega=0.3, sigma=SIGMA)
     cfg = QMCConfig(points=1024, scrambles=4, seed=0, coarse=0, target=0.0)
     c0, w0 = time.process_time(), time.time()
-    surf = surface(params, alpha, THETA_GRID, M_GRID, qmc_config=cfg,
+    surf = surface(params, alpha, THETA_GRID, M_GRID, qmc_config=cfg, max_steps=MAX_STEPS,
                    progress=lambda i, n: print(f"  row {i}/{n} ({time.process_time() - c0:.0f} s CPU)", flush=True))
     cpu = time.process_time() - c0
     rec = surf.to_dict()
@@ -61,7 +62,7 @@ def compute(alpha: float) -> Path:
     rec["load1"] = round(os.getloadavg()[0], 2)
     rec["provenance"] = provenance({"params": params.to_dict(), "alpha": alpha, "theta_over_sigma2": list(THETA_GRID),
                                     "m": list(M_GRID), "qmc_points": cfg.points, "scrambles": cfg.scrambles,
-                                    "qmc_seed": cfg.seed, "max_steps": 400},
+                                    "qmc_seed": cfg.seed, "max_steps": MAX_STEPS},
                                    kind="bench_beyond_rs_surface", wall_s=round(time.time() - w0, 1), **stamp())
     path.write_text(json.dumps(to_jsonable(rec), indent=1))
     return path

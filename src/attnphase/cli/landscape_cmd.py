@@ -14,8 +14,8 @@ from ._common import console, emit_json, parse_linspace, print_table
 SURFACE_MAX_POINTS = 2500
 """= :data:`attnphase.theory.landscape_surface.MAX_POINTS` (not imported: a refusal loads no JAX)."""
 SURFACE_THETAS, SURFACE_MS = "0:0.6:9", "0:0.3:9"
-SURFACE_CPU_S = 0.8
-"""CPU seconds per grid point at 512 × 2 QMC points (9 × 9 at σ = 0.7: docs/theory/beyond-rs.md), for the estimate."""
+SURFACE_CPU_S = 1.0
+"""CPU seconds per grid point at 1024 × 4 QMC points (9 × 9 at σ = 0.7: docs/theory/beyond-rs.md), for the estimate."""
 
 
 def surface_request(params, thetas: str | None, ms: str | None, qmc_points: int | None,
@@ -35,9 +35,9 @@ def surface_request(params, thetas: str | None, ms: str | None, qmc_points: int 
     th, mg = axes
     check_grid("--surface-thetas × --surface-ms", f"{len(th)} × {len(mg)}", len(th) * len(mg),
                limit=SURFACE_MAX_POINTS)
-    p, s = qmc_points or 512, scrambles or 2
+    p, s = qmc_points or 1024, scrambles or 4
     check_qmc(params.L, params.r, params.r_star, p, s, alphas=len(mg), names=("--qmc-points", "--scrambles"))
-    return th, mg, SURFACE_CPU_S * len(th) * len(mg) * p * s / 1024
+    return th, mg, SURFACE_CPU_S * len(th) * len(mg) * p * s / 4096
 
 
 def surface(params, alpha: float, grid: tuple, qmc_config, json_out: bool) -> None:
