@@ -76,14 +76,18 @@ def plot(path: Path) -> Path:
     rec = json.loads(path.read_text())
     th, m = np.array(rec["theta_over_sigma2"]), np.array(rec["m"])
     e = np.array([[np.nan if v is None else v for v in row] for row in rec["grid"]["e_t"]])
-    fig, ax = plt.subplots(figsize=(6.4, 5.0))
-    cs = ax.contourf(m, th, e * 1e3, levels=20, cmap="viridis")
-    ax.contour(m, th, e * 1e3, levels=20, colors="k", linewidths=0.3)
-    fig.colorbar(cs, ax=ax, label="RS e_t(m, θ) × 10³ (d → ∞)")
     bad = ~np.isfinite(e)
+    shown = e.copy()                  # for the contour only: an unconverged point gets its neighbours' mean
+    for i, j in zip(*np.nonzero(bad)):
+        nb = e[max(i - 1, 0):i + 2, max(j - 1, 0):j + 2]
+        shown[i, j] = np.nanmean(nb)
+    fig, ax = plt.subplots(figsize=(6.4, 5.0))
+    cs = ax.contourf(m, th, shown * 1e3, levels=20, cmap="viridis")
+    ax.contour(m, th, shown * 1e3, levels=20, colors="k", linewidths=0.3)
+    fig.colorbar(cs, ax=ax, label="RS e_t(m, θ) × 10³ (d → ∞)")
     if bad.any():
         ii, jj = np.nonzero(bad)
-        ax.plot(m[jj], th[ii], "x", color="red", label="not converged")
+        ax.plot(m[jj], th[ii], "x", color="red", label="not converged (contour: neighbours' mean)")
     for k, mn in enumerate(rec["minima"]):
         ax.plot(mn["m"], mn["theta_over_sigma2"], "v", color="white", mec="k", ms=10,
                 label="grid minimum" + (" (edge)" if mn["edge"] else "") if k == 0 else None)
@@ -96,7 +100,10 @@ def plot(path: Path) -> Path:
         ax.plot(f["m_finite_d"], f["theta_over_sigma2_finite_d"], "o" if name == "semantic" else "s",
                 color="red", mec="white", ms=9, label=f"{name}-started family, d = 1000 (e_t {f['e_t_finite_d_1000'] * 1e3:.3f})")
         ax.annotate(f"RS {f['e_t_rs'] * 1e3:.4f}", (f["m_finite_d"], f["theta_over_sigma2_finite_d"]),
-                    textcoords="offset points", xytext=(6, -12), color="red", fontsize=8)
+                    textcoords="offset points", xytext=(-20, 10), color="red", fontsize=8,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", alpha=0.7, lw=0))
+    ax.set_xlim(m[0] - 0.01, m[-1])
+    ax.set_ylim(th[0] - 0.02, th[-1])
     ax.set_xlabel("m (positional overlap)")
     ax.set_ylabel("θ/σ² (semantic overlap)")
     p = rec["params"]
