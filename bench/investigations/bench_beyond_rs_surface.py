@@ -92,7 +92,7 @@ def plot(path: Path) -> Path:
         ax.plot(mn["m"], mn["theta_over_sigma2"], "v", color="white", mec="k", ms=10,
                 label="grid minimum" + (" (edge)" if mn["edge"] else "") if k == 0 else None)
         ax.annotate(f"{mn['e_t'] * 1e3:.4f}", (mn["m"], mn["theta_over_sigma2"]), textcoords="offset points",
-                    xytext=(6, 6), color="white", fontsize=8)
+                    xytext=(8, -14), color="white", fontsize=8)
     for k, p in enumerate(rec["passes"]):
         ax.plot(p["m"], p["theta_over_sigma2"], "X", color="orange", mec="k", ms=10,
                 label="lowest pass" if k == 0 else None)
