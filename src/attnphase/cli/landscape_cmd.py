@@ -14,8 +14,9 @@ from ._common import console, emit_json, parse_linspace, print_table
 SURFACE_MAX_POINTS = 2500
 """= :data:`attnphase.theory.landscape_surface.MAX_POINTS` (not imported: a refusal loads no JAX)."""
 SURFACE_THETAS, SURFACE_MS = "0:0.6:9", "0:0.3:9"
-SURFACE_CPU_S = 1.0
-"""CPU seconds per grid point at 1024 × 4 QMC points (9 × 9 at σ = 0.7: docs/theory/beyond-rs.md), for the estimate."""
+SURFACE_CPU_S = 5.0
+"""CPU seconds per grid point at 1024 × 4 QMC points, for the estimate (9 × 9 at σ = 0.7, ≤ 80 steps: 313–394 s on a
+loaded machine, mostly the few points that end in a limit cycle; docs/theory/beyond-rs.md)."""
 
 
 def surface_request(params, thetas: str | None, ms: str | None, qmc_points: int | None,
