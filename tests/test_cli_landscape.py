@@ -39,3 +39,50 @@ def test_landscape_bad_input_exits_2_with_one_line(extra, name, capsys):
     assert exc.value.code == 2
     err = [ln for ln in capsys.readouterr().err.strip().splitlines() if ln.strip()]
     assert len(err) == 1 and name in err[0], err
+
+
+def test_surface_json_has_the_grid_minima_and_provenance(capsys):
+    """`--landscape --surface` at σ = 0.7, α = 0.5 (below the RS α_c: only the uninformative point) on a 2 × 3
+    grid: one minimum, the mirror corner (m = 0, θ = 0), no pass; the grid's e_t in the JSON."""
+    with pytest.raises(SystemExit) as exc:
+        main(["theory", "point", "--alpha", "0.5", "--sigma", "0.7", "--landscape", "--surface",
+              "--surface-thetas", "0:0.3:2", "--surface-ms", "0:0.2:3", "--qmc-points", "256", "--scrambles", "2",
+              "--json"])
+    assert exc.value.code in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["provenance"]["kind"] == "theory point --landscape --surface"
+    assert d["theta_over_sigma2"] == [0.0, 0.3] and d["m"] == [0.0, 0.1, 0.2]
+    assert d["not_converged"] == 0 and len(d["grid"]["e_t"]) == 2 and len(d["grid"]["e_t"][0]) == 3
+    assert [(b["theta_over_sigma2"], b["m"]) for b in d["minima"]] == [(0.0, 0.0)] and d["passes"] == []
+    # the uninformative point's e_t (split rule 0.001682; QMC 256 × 2 within 1 %)
+    assert d["minima"][0]["e_t"] == pytest.approx(0.001682, rel=0.01)
+
+
+_LOADS = """
+import sys
+from attnphase.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    print("exit", exc.code, "jax" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--surface-thetas", "0:0.6:100", "--surface-ms", "0:0.3:100"], "--surface-thetas × --surface-ms"),
+    (["--surface-thetas", "-0.1:0.5:3"], "--surface-thetas"),
+    (["--surface-thetas", "0:1.2:3"], "--surface-thetas"),
+    (["--surface-ms", "0.2:0.1:3"], "--surface-ms"),
+    (["--surface-ms", "abc"], "--surface-ms"),
+    (["--r", "2"], "--surface"),
+])
+def test_surface_refused_before_jax_with_one_line(extra, needle, tmp_path):
+    import os
+    import subprocess
+    import sys
+    args = ["theory", "point", "--alpha", "0.5", "--landscape", "--surface"] + extra
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", _LOADS, *args], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert out.stdout.split() == ["exit", "2", "False"], (out.stdout, out.stderr[-500:])
+    assert out.stderr.count("\n") == 1 and needle in out.stderr, out.stderr

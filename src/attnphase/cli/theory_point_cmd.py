@@ -171,11 +171,22 @@ def point(alpha: float = typer.Option(..., "--alpha", help="Sample complexity α
                                         "stability')."),
           landscape: bool = typer.Option(False, "--landscape", help="Instead of the fixed point: the RS "
                                          "landscape at fixed overlaps, e_t(θ/σ²) and e_t(m) with their minima "
-                                         "(r = r* = 1, k = 1; docs/theory/beyond-rs.md).")) -> None:
+                                         "(r = r* = 1, k = 1; docs/theory/beyond-rs.md)."),
+          surface: bool = typer.Option(False, "--surface", help="With --landscape: the surface e_t(m, θ) on a "
+                                       "grid, its minima and lowest passes (always QMC, default 1024 x 4)."),
+          surface_thetas: str = typer.Option(None, "--surface-thetas", help="θ/σ² axis of --surface, "
+                                             "START:STOP:NUM (default 0:0.6:9)."),
+          surface_ms: str = typer.Option(None, "--surface-ms", help="m axis of --surface, START:STOP:NUM "
+                                         "(default 0:0.3:9).")) -> None:
     """Solve the fixed point at one α on one branch."""
     from ..provenance import provenance
     params = _params(L, r, r_star, sigma, lam, omega, A, P)
     check_theory(params, qmc_points, scrambles, 1, ("--qmc-points", "--scrambles"))
+    if surface:                 # the surface's grid is refused before JAX loads
+        from .landscape_cmd import surface as show_surface, surface_request
+        surface_grid = surface_request(params, surface_thetas, surface_ms, qmc_points, scrambles)
+        return show_surface(params, alpha, surface_grid, None if qmc_points is None and scrambles is None else
+                            _qmc_config(qmc_points or 1024, scrambles or 4, 0.0), json_out)
     # the sizes are accepted: JAX and the theory load only now (a refusal above takes well under 2 s)
     from ..theory import BRANCHES, solve_point
     from ..theory.solver import resolution_note
