@@ -38,10 +38,13 @@ def test_sigma_0p7_alpha_l_is_located_at_nodes_8():
     """σ = 0.7, ω = 0.3 (λ = 0.01): the semantic ε_g meets ε_lin at 0.7765 at nodes = 8 (the semantic branch
     followed at nodes = 8, ε_g − ε_lin = +4.1e-5 at 0.775 and −6.3e-4 at 0.8, and the nodes = 8 solves warm-started
     from the nodes = 4 points agree: bench/investigations/sigma07_alpha_l_nodes8.py, 2026-12-06), at 0.7567 at
-    nodes = 4. Before the fix the first refinement worked on the collapsed positional branch, failed, and the
-    fallback tried the curves' order only: α_l = 0.7567, ``alpha_l_nodes`` 4 (this test fails there)."""
+    nodes = 4. The grid holds α_l, so the first refinement starts from the table's α_l, on the branch the table
+    calls global above its α_c: the collapsed positional one (no e_t crossing before the birth). Before the fix it
+    failed there and the fallback tried the curves' order only: α_l = 0.7567, ``alpha_l_nodes`` 4 (this test fails
+    there; a grid that stops below α_l, [0.6, 0.7], finds α_l by the extension's refinement and never takes
+    that path)."""
     from attnphase.phase import transition
-    r = transition(ModelParams(omega=0.3, sigma=0.7, lam=0.01), alphas=[0.6, 0.7], mixed_alphas=[])
+    r = transition(ModelParams(omega=0.3, sigma=0.7, lam=0.01), alphas=[0.6, 0.7, 0.8, 0.9], mixed_alphas=[])
     assert r.alpha_c_kind == "continuous"
     assert r.alpha_l_nodes == 8
     assert r.alpha_l == pytest.approx(0.7765, abs=1.5e-3)
