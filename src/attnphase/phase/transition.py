@@ -24,6 +24,7 @@ from ..theory.solver import nodes_for_scale, resolution_note
 from ..theory.stepping import WalkPast
 from .continuation import (END_XTOL, MAX_STEPS, Branch, BranchEnd, PointSolver, PointState, branch_table,
                            follow_branch, phase_qmc, unsolved_point)
+from .alpha_l_order import alpha_l_error, fallback_notes
 from .birth import BIRTH_ERROR, BIRTH_METHOD, relocate_birth
 from .crossing import growth_crossing, precise_crossing
 from .walk import FoldCheck
@@ -354,12 +355,14 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
         above = gm[(gm["alpha"] > (alpha_c or 0.0)) & (gm["global_kind"] != "none")]
         if (refine and alpha_l is not None and alpha_c is not None and l_failed and alpha_l > alpha_c
                 and len(above) and above["global_kind"].iloc[0] == "semantic"):
+            # on the semantic branch, at ``nodes`` first: the first refinement may have failed on the branch the
+            # table called global (σ = 0.7: the collapsed positional one), not on the solves (alpha_l_order)
             notes.remove(L_REFINE_FAILED)
-            alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (curve_nodes,), xtol, refined, solver,
-                                    el, notes)
-            if at is not None:
-                notes.append(f"α_l refined at nodes = {curve_nodes} (the nodes = {nodes} solves failed near it)")
-            l_at = curve_nodes
+            more: list[str] = []
+            alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
+                                         solver, el, more)
+            notes.extend(fallback_notes(at, nodes, more))
+            l_at = at or curve_nodes
     scaled = None
     born = None
     birth = birth_order(split_rule, refine, scale_nodes, c_kind, alpha_c, nodes, curve_nodes)
@@ -450,6 +453,8 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
                              end, c_location)
     if born is not None and born.alpha is not None:
         errs.update(alpha_c_err=born.error, alpha_c_err_reason=BIRTH_ERROR)
+    errs["alpha_l_err"], errs["alpha_l_err_reason"] = alpha_l_error(
+        alpha_l, l_nodes, nodes, split_rule, errs["alpha_l_err"], errs["alpha_l_err_reason"])
     r1 = rsb1_report(params, alpha_c, against, progress=progress) if rsb1 else Rsb1Crossing(None, None, NOT_REQUESTED)
     return TransitionResult(params, alpha_c, alpha_l, el, sem, pos, g, branches, against, c_bound, l_bound,
                             c_reason, l_reason, (lo, hi), a_c_grid, a_l_grid, pinned_crossing(sem, g), mixed,
