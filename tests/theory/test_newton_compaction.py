@@ -31,11 +31,11 @@ def _batch(n: int, seed: int):
     return h1, h2, w1, w2, t1, t2
 
 
-def _solve(levels, args, V, active=None):
+def _solve(levels, args, V, active=None, iters=40):
     h1 = args[0]
     act = np.ones(h1.shape, bool) if active is None else active
     with jax.enable_x64(True):
-        fn = jax.jit(partial(newton_xla.solve, iters=40, gtol=1e-11, levels=levels))
+        fn = jax.jit(partial(newton_xla.solve, iters=iters, gtol=1e-11, levels=levels))
         return [np.asarray(o) for o in fn(*args, act, V, 0.25)]
 
 
@@ -54,6 +54,11 @@ def test_compacted_newton_is_bitwise_the_uncompacted_one(per_element_V):
         out = _solve(levels, args, V, active)
         for a, b in zip(out, ref):
             assert np.array_equal(a, b), levels
+    # an iteration cap that stops the slow elements (7): the compacted ones stop at the same iteration
+    capped = _solve((), args, V, active, iters=7)
+    assert np.sum(capped[3] >= 1e-8) > 0
+    for a, b in zip(_solve(newton_xla.COMPACT, args, V, active, iters=7), capped):
+        assert np.array_equal(a, b)
     # the inactive elements stayed where they started
     assert np.array_equal(ref[0][~active], args[0][~active])
     # the spread that makes compaction matter: after 4 iterations more than 1/8 of the batch is still active
