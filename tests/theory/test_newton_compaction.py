@@ -77,10 +77,11 @@ def _plain(G, gl, bisect, K, zmax):
     return jax.jit(partial(split_xla._program, G=G, gl=gl, bisect=bisect, K=K, zmax=zmax))
 
 
+@pytest.mark.slow           # two compilations of the whole map program per point (≈ 50 s under load)
 @pytest.mark.parametrize("params, alpha, x", [
     (ModelParams(), 1.5, (0.42, 0.0, 9.0, 0.55)),                              # semantic-like, defaults
-    pytest.param(ModelParams(), 0.75, (0.05, 0.26, 11.0, 0.0), marks=pytest.mark.slow),   # positional-like
-    pytest.param(ModelParams(sigma=0.7, lam=0.001, omega=0.05), 1.0, (0.6, 0.0, 3.0, 0.5), marks=pytest.mark.slow),
+    (ModelParams(), 0.75, (0.05, 0.26, 11.0, 0.0)),                           # positional-like, defaults
+    (ModelParams(sigma=0.7, lam=0.001, omega=0.05), 1.0, (0.6, 0.0, 3.0, 0.5)),
 ])
 def test_map_evaluation_is_bitwise_the_same_with_and_without_compaction(monkeypatch, params, alpha, x):
     """A global and a fast (warm) split-map evaluation: every hat, E[M] and the largest prox gradient equal
