@@ -4,7 +4,12 @@ working tree; each warmed up first (one ω, 3 α), then timed (wall, CPU of the 
 every cell's states (state_sem, state_pos, global_branch) between the two and with a reference grid, and α_c(ω),
 α_l(ω). Issue 34 item 3.
 
-    python bench/investigations/diagram_old_new_full.py OLD_CHECKOUT OUT_DIR [REFERENCE_GRID_CSV]
+    python bench/investigations/diagram_old_new_full.py OLD_CHECKOUT OUT_DIR [REFERENCE_GRID_CSV] [--warm-full]
+
+``--warm-full``: warm each code up on the whole default grid instead (untimed; twice the time): a code whose
+source changed since its last full run otherwise traces and compiles inside its timing the shapes the small
+warm-up does not reach (switch buffers grown on overflow, the nodes = 6 / 8 retries), which made a −17 % CPU
+change read +7 % (docs/notes/2026-12-06-diagram-evaluation.md).
 """
 from __future__ import annotations
 
@@ -30,11 +35,13 @@ def run(src: Path, out: Path, args: list[str]) -> dict:
 
 
 def main() -> None:
-    old, out = Path(sys.argv[1]), Path(sys.argv[2])
-    ref = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+    argv = [a for a in sys.argv[1:] if a != "--warm-full"]
+    warm = [] if "--warm-full" in sys.argv else ["--omegas", "0.3:0.3:1", "--alphas", "1:1.2:3"]
+    old, out = Path(argv[0]), Path(argv[1])
+    ref = Path(argv[2]) if len(argv) > 2 else None
     out.mkdir(parents=True, exist_ok=True)
     for name, src in (("old", old), ("new", NEW)):          # warm-up: compile caches of each code
-        run(src, out / f"warm_{name}", ["--omegas", "0.3:0.3:1", "--alphas", "1:1.2:3"])
+        run(src, out / f"warm_{name}", warm)
     t = {}
     print("load before:", open("/proc/loadavg").read().split()[:3], flush=True)
     for name, src in (("old", old), ("new", NEW)):

@@ -9,8 +9,8 @@ the switching-point search (profile in docs/notes/benchmarks-log.md, "Faster spl
 one fused kernel and finished elements are masked instead of compacted.
 
 :func:`solve` is the traceable form used inside the one-program map evaluation (:mod:`.split_xla`); it gathers
-the few slow elements into a smaller buffer after a few iterations (:data:`COMPACT`), so that they do not keep
-the whole masked batch iterating. Float64 is switched on only inside :func:`newton` and :mod:`.split_xla`'s
+the few slow elements into smaller buffers as soon as they fit (:data:`COMPACT`), so that they do not keep the
+whole masked batch iterating. Float64 is switched on only inside :func:`newton` and :mod:`.split_xla`'s
 call (``jax.enable_x64`` context), not globally. Batches are
 padded to a power of two (at least 256) so that a process compiles a handful of shapes only.
 """
@@ -29,8 +29,9 @@ _MIN_BUCKET = 256
 _STEPS = tuple(float(s) for s in STEP_LIST if s > 0)   # the backtracking list of prox_loss.STEPS, without its 0
 
 
-def _loop(a1, a2, act, k, kstop, w1, w2, t1, t2, V, s2, gtol):
-    """Newton iterations k, k+1, … < kstop on the active elements (masked); returns ``(k, a1, a2, act)``."""
+def _loop(a1, a2, act, k, kstop, w1, w2, t1, t2, V, s2, gtol, limit=0):
+    """Newton iterations k, k+1, … < kstop on the active elements (masked) while more than ``limit`` are active;
+    returns ``(k, a1, a2, act)``."""
     iv = 1.0 / V
 
     def step(state):
@@ -55,29 +56,30 @@ def _loop(a1, a2, act, k, kstop, w1, w2, t1, t2, V, s2, gtol):
 
     def more(state):
         k, _, _, act = state
-        return (k < kstop) & jnp.any(act)
+        return (k < kstop) & (jnp.sum(act, dtype=jnp.int32) > limit)
 
     return lax.while_loop(more, step, (k, a1, a2, act))
 
 
-COMPACT = ((4, 8),)
-"""Schedule of :func:`_compacting`: after iteration 4 the still-active elements are gathered into a buffer of
-1/8 of the batch when they fit (else the loop goes on unchanged over the whole batch)."""
+COMPACT = (8, 8)
+"""Schedule of :func:`_compacting`: the whole batch iterates until at most 1/8 of it is still active, then those
+elements are gathered into a buffer of 1/8 of the batch, which iterates until at most 1/8 of *it* is active, and
+so on (one level per entry). Checked at every iteration: after 4 iterations 13–70 % of a map evaluation's Newton
+batches are typically still active, and the 1/8 is reached after 5–8 (docs/notes/2026-12-06-diagram-evaluation.md)."""
 
 
 def _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels):
-    """Masked Newton that gathers the few slow elements into smaller buffers (``levels``: (iteration, shrink)
-    pairs), so that they do not keep the whole batch iterating. Every element runs the same iterations as
-    without compaction (the counter k is common to all); flat arrays."""
+    """Masked Newton that gathers the few slow elements into smaller buffers (``levels``: shrink factors), so
+    that they do not keep the whole batch iterating. Every element runs the same iterations as without
+    compaction (the counter k is common to all); flat arrays."""
     w1, w2, t1, t2 = f
     if not levels:
         return _loop(a1, a2, act, k, iters, w1, w2, t1, t2, V, s2, gtol)[1:3]
-    (kc, shrink), rest = levels[0], levels[1:]
-    k, a1, a2, act = _loop(a1, a2, act, k, jnp.minimum(kc, iters), w1, w2, t1, t2, V, s2, gtol)
     n = a1.shape[0]
-    B = max(n // shrink, 16)
+    B = max(n // levels[0], 16)
     if B >= n:
-        return _compacting(a1, a2, act, k, iters, f, V, s2, gtol, rest)
+        return _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels[1:])
+    k, a1, a2, act = _loop(a1, a2, act, k, iters, w1, w2, t1, t2, V, s2, gtol, limit=B)
 
     def small(st):
         a1, a2, act = st
@@ -85,15 +87,12 @@ def _compacting(a1, a2, act, k, iters, f, V, s2, gtol, levels):
         (idx,) = jnp.nonzero(act, size=B, fill_value=0)
         valid = jnp.arange(B) < cnt
         Vs = V[idx] if jnp.ndim(V) else V          # per-element V (a batch of cells, :mod:`.split_xla`)
-        b1, b2 = _compacting(a1[idx], a2[idx], valid, k, iters, tuple(v[idx] for v in f), Vs, s2, gtol, rest)
+        b1, b2 = _compacting(a1[idx], a2[idx], valid, k, iters, tuple(v[idx] for v in f), Vs, s2, gtol, levels[1:])
         to = jnp.where(valid, idx, n)              # padding entries: dropped
         return a1.at[to].set(b1, mode="drop"), a2.at[to].set(b2, mode="drop")
 
-    def whole(st):
-        a1, a2, act = st
-        return _loop(a1, a2, act, k, iters, w1, w2, t1, t2, V, s2, gtol)[1:3]
-
-    return lax.cond(jnp.sum(act) <= B, small, whole, (a1, a2, act))
+    # the loop stopped at the iteration cap (nothing left to do) or with at most B elements active
+    return lax.cond((k < iters) & jnp.any(act), small, lambda st: st[:2], (a1, a2, act))
 
 
 def solve(h1, h2, w1, w2, t1, t2, active, V, s2, iters, gtol, levels=COMPACT):
