@@ -94,6 +94,33 @@ def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
     assert [i for _, i, _ in seen] == list(range(1, len(res.pairs) + 1))
 
 
+def test_first_alpha_without_a_semantic_saddle_steps_down(monkeypatch):
+    """λ = 0.001, ω = 0.3 (RS α_c 0.7661, 2026-12-06): at the first α, 0.716, every start fell onto θ = 0, at 0.616
+    the θ ≠ 0 saddle is found (docs/notes/2026-12-06-rsb1-cost.md). Stand-in: no θ ≠ 0 saddle above α = 0.65, gap
+    = 0.517 − α: the step down goes on past 0.716 and the root is found (before: None, 'no theta != 0 ...')."""
+    class Pair:
+        def __init__(self, alpha):
+            self.alpha, self.semantic = alpha, alpha < 0.65
+            self.gap = 0.517 - alpha if self.semantic else max(0.517 - alpha, 0.0)
+
+    class Stand:
+        def __init__(self, *a, **k):
+            self.done = {}
+
+        def at(self, alpha):
+            self.done.setdefault(alpha, Pair(alpha))
+            return self.done[alpha]
+    monkeypatch.setattr(RC, "Sectors", Stand)
+    res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=0.5, lam=0.001), 0.7661, check=None, xtol=1e-3)
+    assert res.alpha_c == pytest.approx(0.517, abs=1e-9) and not res.reason
+    assert sorted(res.pairs[i].alpha for i in range(2)) == [0.6161, 0.7161]
+    # nowhere a θ ≠ 0 saddle: the reason says so at the lowest α tried, within max_evals
+    monkeypatch.setattr(Pair, "__init__", lambda self, a: (setattr(self, "alpha", a), setattr(self, "semantic", False),
+                                                          setattr(self, "gap", 0.0))[0])
+    res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=0.5, lam=0.001), 0.7661, check=None, max_evals=3)
+    assert res.alpha_c is None and "no theta != 0" in res.reason and len(res.pairs) == 3
+
+
 def _stand_in_sectors(monkeypatch, rs_theta):
     """RC.Sectors with the RS solve and the 1RSB saddles replaced: every start with θ/σ² <= 0.5 falls onto θ = 0
     (e above the uninformative 1.0), a start at θ/σ² 0.55 (the RS semantic point, θ = ``rs_theta``) converges to
@@ -107,7 +134,7 @@ def _stand_in_sectors(monkeypatch, rs_theta):
 
     def best(lattice, alpha, xs, start, sector):
         if sector is RC.Sector.UNINFORMATIVE:
-            return NS(e=1.0, theta=0.0, m=0.0, sigma=1.0, unknowns=start)
+            return NS(e=1.0, theta=0.0, m=0.0, sigma=1.0, V=20.0, unknowns=start)
         if sector is RC.Sector.POSITIONAL:
             return None
         th = start[3] if start[3] > 0.52 else 0.0

@@ -33,6 +33,16 @@ def test_fallback_notes_name_the_order_the_second_refinement_reached():
     assert note.startswith("α_l refined on the semantic branch at nodes = 8")
 
 
+def test_fallback_note_at_alpha_c_does_not_claim_a_coarse_alpha_l():
+    """The refinement returns α_c itself (σ = 1.0, ω = 0.3: ε_g below ε_lin at α_c on the nodes = 4 solves): the
+    note must not say α_l was refined at nodes = 4 while ``alpha_l_nodes`` reports α_c's order 8."""
+    (note,) = fallback_notes(4, 8, [], at_alpha_c=True)
+    assert note.startswith("α_l = α_c") and "nodes = 4 solves" in note and "nodes = 8 solves failed" in note
+    assert "refined at nodes = 4" not in note
+    (note,) = fallback_notes(8, 8, [], at_alpha_c=True)
+    assert note.startswith("α_l = α_c") and "failed" not in note
+
+
 @pytest.mark.slow
 def test_sigma_0p7_alpha_l_is_located_at_nodes_8():
     """σ = 0.7, ω = 0.3 (λ = 0.01): the semantic ε_g meets ε_lin at 0.7765 at nodes = 8 (the semantic branch

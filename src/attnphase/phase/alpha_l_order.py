@@ -18,11 +18,17 @@ COARSE_SHIFT = ("σ = 0.7, ω = 0.3: 0.7567 at nodes = 4 against 0.7765 at nodes
 """The measured shift of α_l between the curves' order and the refinement's, quoted where α_l stays coarse."""
 
 
-def fallback_notes(at: int | None, nodes: int, more: list[str]) -> list[str]:
+def fallback_notes(at: int | None, nodes: int, more: list[str], at_alpha_c: bool = False) -> list[str]:
     """The notes of the second α_l refinement on the semantic branch (tried at ``nodes``, then the curves' order),
-    which returned the order ``at`` (None: the table value kept; ``more``: its own notes then)."""
+    which returned the order ``at`` (None: the table value kept; ``more``: its own notes then). ``at_alpha_c``: it
+    returned α_c itself (ε_g already below ε_lin there): α_l is then α_c's value, reported at α_c's order, and
+    the note says which order's solves decided it (σ = 1.0, ω = 0.3: nodes = 4; ``alpha_l_nodes`` 8, α_c's)."""
     if at is None:
         return list(more)
+    if at_alpha_c:
+        return [f"α_l = α_c: the semantic ε_g is below ε_lin at α_c already on the nodes = {at} solves"
+                + ("" if at == nodes else f" (the nodes = {nodes} solves failed near it)")
+                + "; α_l takes α_c's value and order"]
     if at == nodes:
         return [f"α_l refined on the semantic branch at nodes = {nodes} (the first refinement, on the branch the "
                 "table says is global above its α_c, found no crossing)"]

@@ -214,7 +214,7 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
                  positional: bool = True,
                  progress: Callable[[str, int, int], None] | None = None) -> Rsb1Crossing:
     """α_c^1RSB below ``alpha_hi`` (the RS α_c): gap stepped down from ``alpha_hi − step/2`` by ``step`` until
-    it is >= 0 (bracket), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
+    it is >= 0 (bracket; also past α's where no start found the θ ≠ 0 semantic saddle), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
     error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width. ``progress``:
     called ``(PROGRESS_STAGE, α's solved, max_evals)`` after each α (each takes tens of CPU seconds)."""
     t0 = time.process_time()
@@ -226,9 +226,12 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
     settings = dict(grid_n=grid.n, grid_R=grid.R, y_order=y_order, xtol=xtol)
     hi = alpha_hi - 0.5 * step
     p_hi = sec.at(hi)
+    while not p_hi.semantic and round(hi - step, 10) >= alpha_min and len(sec.done) < max_evals:
+        hi = round(hi - step, 10)       # the seeds missed the θ ≠ 0 saddle (λ = 0.001: at 0.716, not at 0.616)
+        p_hi = sec.at(hi)
     if not p_hi.semantic:
         return Rsb1Crossing(None, None, f"no theta != 0 semantic 1RSB saddle found at alpha = {hi:.3g} (every start "
-                            "fell onto theta = 0)", [p_hi], time.process_time() - t0, settings)
+                            "fell onto theta = 0)", list(sec.done.values()), time.process_time() - t0, settings)
     if not p_hi.gap < 0:
         return Rsb1Crossing(None, None, f"the semantic 1RSB state is not below its competitor at alpha = "
                             f"{hi:.3g} (gap {p_hi.gap:.3g})", [p_hi], time.process_time() - t0, settings)

@@ -361,7 +361,7 @@ def transition(params: ModelParams, *, alphas: Sequence[float] | None = None, no
             more: list[str] = []
             alpha_l, at = refine_alpha_l(params, branches, alpha_l, alpha_c, hi, (nodes, curve_nodes), xtol, refined,
                                          solver, el, more)
-            notes.extend(fallback_notes(at, nodes, more))
+            notes.extend(fallback_notes(at, nodes, more, at_alpha_c=alpha_l == alpha_c))
             l_at = at or curve_nodes
     scaled = None
     born = None
@@ -539,8 +539,9 @@ def birth_order(split_rule: bool, refine: bool, scale_nodes: int | None, kind: s
     again: ``nodes`` where the split-rule curves (``curve_nodes`` < ``nodes``) located it and no scale-aware order
     is asked for. The birth is the end of the branch followed on the curves, which the Brent refinement at
     ``nodes`` never touches; the coarse order's error there is not the ~2e-3 of an e_t crossing at the paper's
-    σ = 0.5: at σ = 0.7, ω = 0.3 the birth lies at 0.6409 at nodes = 4, 0.6502 at 6 and 0.6500 at 8 (α_l 0.7567,
-    0.7759, 0.7807; docs/notes/2026-12-06-birth-resolution.md). None: nothing to do."""
+    σ = 0.5: at σ = 0.7, ω = 0.3 the birth lies at 0.6409 at nodes = 4, 0.6502 at 6 and 0.6500 at 8
+    (docs/notes/2026-12-06-birth-resolution.md; α_l there 0.7567 at nodes = 4, 0.7764 located at nodes = 8:
+    docs/notes/2026-12-06-alpha-l-resolution.md). None: nothing to do."""
     if not (split_rule and refine and kind == "continuous" and alpha_c is not None and scale_nodes is None):
         return None
     return nodes if curve_nodes < nodes else None
