@@ -214,7 +214,8 @@ def alpha_c_1rsb(params: ModelParams, alpha_hi: float, *, step: float = 0.1, alp
                  positional: bool = True,
                  progress: Callable[[str, int, int], None] | None = None) -> Rsb1Crossing:
     """α_c^1RSB below ``alpha_hi`` (the RS α_c): gap stepped down from ``alpha_hi − step/2`` by ``step`` until
-    it is >= 0 (bracket; also past α's where no start found the θ ≠ 0 semantic saddle), then regula falsi (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
+    it is >= 0 (bracket; also past α's where no start found the θ ≠ 0 semantic saddle), then regula falsi
+    (Illinois) to ``xtol`` in α, at most ``max_evals`` α's in all. The
     error: |gap at the root on ``check``| / slope of the bracket, plus the bracket's half width. ``progress``:
     called ``(PROGRESS_STAGE, α's solved, max_evals)`` after each α (each takes tens of CPU seconds)."""
     t0 = time.process_time()

@@ -217,7 +217,8 @@ def surface(params: ModelParams, alpha: float, theta_grid: Sequence[float] = THE
     """e_t(m, θ) at one α on ``theta_grid`` (θ/σ²) × ``m_grid`` (module docstring): one ``Fixed.BOTH`` solve
     per row of θ, all on the same QMC points (default 1024 × 4; at 512 × 2 some points near the uninformative one
     did not converge in 400 steps at σ = 0.7); ``max_steps`` 100: a converged point takes 9–30, and the few that
-    end in a limit cycle of the map (NaN, status MAX_STEPS) would otherwise hold their whole row for 400; ``progress(done_rows, rows)`` after each row.
+    end in a limit cycle of the map (NaN, status MAX_STEPS) would otherwise hold their whole row for 400;
+    ``progress(done_rows, rows)`` after each row.
     r = r* = 1, k = 1."""
     if not isinstance(params, ModelParams):
         raise ParameterError("params", "a ModelParams", type(params).__name__)
