@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import root
 
+from .. import xla_cache
 from ..errors import ParameterError, check_int
 from ..model import ModelParams
 from . import prox_general as PG
@@ -84,6 +85,7 @@ def _program(L: int, A: tuple):
         out = PG.prox_pair(w[:, None], hs[:, None], T, V * jnp.ones((1, 1)), sigma2, off)
         return out.F, out.h[:, 0], out.gn
 
+    xla_cache.enable()
     return jax.jit(jax.vmap(one, in_axes=(0, 0, None, None, None)))
 
 
