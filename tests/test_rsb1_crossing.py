@@ -71,6 +71,18 @@ def test_computed_where_the_competitor_is_uninformative():
     assert "replica symmetry broken" in c and "0.390 +- 0.020" in c
 
 
+def _sectors_of(pair):
+    """A stand-in for ``RC.Sectors`` whose ``at(α)`` makes (once per α) and keeps ``pair(α)``."""
+    class Stand:
+        def __init__(self, *a, **k):
+            self.done = {}
+
+        def at(self, alpha):
+            self.done.setdefault(alpha, pair(alpha))
+            return self.done[alpha]
+    return Stand
+
+
 def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
     """A stand-in for the sectors (gap = 0.4 − α): the step down and the regula falsi find the root 0.4, and
     the progress callback is called once per newly solved α, counting up to the α's solved (the CLI's bar)."""
@@ -78,14 +90,7 @@ def test_progress_after_each_alpha_and_the_root_of_a_stand_in_gap(monkeypatch):
         def __init__(self, alpha):
             self.alpha, self.gap, self.semantic = alpha, 0.4 - alpha, True
 
-    class Stand:
-        def __init__(self, *a, **k):
-            self.done = {}
-
-        def at(self, alpha):
-            self.done.setdefault(alpha, Pair(alpha))
-            return self.done[alpha]
-    monkeypatch.setattr(RC, "Sectors", Stand)
+    monkeypatch.setattr(RC, "Sectors", _sectors_of(Pair))
     seen = []
     res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=0.7), 0.641, check=None, xtol=1e-3,
                           progress=lambda *a: seen.append(a))
@@ -103,14 +108,7 @@ def test_first_alpha_without_a_semantic_saddle_steps_down(monkeypatch):
             self.alpha, self.semantic = alpha, alpha < 0.65
             self.gap = 0.517 - alpha if self.semantic else max(0.517 - alpha, 0.0)
 
-    class Stand:
-        def __init__(self, *a, **k):
-            self.done = {}
-
-        def at(self, alpha):
-            self.done.setdefault(alpha, Pair(alpha))
-            return self.done[alpha]
-    monkeypatch.setattr(RC, "Sectors", Stand)
+    monkeypatch.setattr(RC, "Sectors", _sectors_of(Pair))
     res = RC.alpha_c_1rsb(ModelParams(omega=0.3, sigma=0.5, lam=0.001), 0.7661, check=None, xtol=1e-3)
     assert res.alpha_c == pytest.approx(0.517, abs=1e-9) and not res.reason
     assert sorted(res.pairs[i].alpha for i in range(2)) == [0.6161, 0.7161]
